@@ -1,0 +1,103 @@
+package conformance_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/golden"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+var (
+	update      = flag.Bool("update", false, "rewrite golden trajectories from the implementation (only when its expect checks pass)")
+	allowShrink = flag.Bool("allow-shrink", false, "with -update: accept goldens that lose fields or steps")
+)
+
+const goldenDir = "../trajectories"
+
+func TestConformance(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "PolyLoop conformance")
+}
+
+var (
+	all   = mustLoad()
+	suite = &engine.Suite{Scenarios: all}
+)
+
+func mustLoad() []*scenarios.Scenario {
+	scs, err := scenarios.LoadAll(os.DirFS("../scenarios"))
+	if err != nil {
+		panic("conformance: cannot load scenarios:\n" + err.Error())
+	}
+	return scs
+}
+
+func driver() engine.Driver {
+	return engine.Reference{}
+}
+
+var _ = BeforeSuite(func() {
+	g, err := trajectories.GoldensFromDir(goldenDir)
+	Expect(err).NotTo(HaveOccurred())
+	if !*update {
+		suite.Goldens = g
+	}
+})
+
+var _ = Describe("suite hygiene", func() {
+	It("has a golden for every scenario and a scenario for every golden", func() {
+		if *update {
+			Skip("regenerating goldens")
+		}
+		Expect(suite.Missing()).To(BeEmpty())
+	})
+})
+
+var _ = func() bool {
+	families := map[string][]*scenarios.Scenario{}
+	var order []string
+	for _, sc := range all {
+		fam, _, _ := strings.Cut(sc.ID, ".")
+		if _, ok := families[fam]; !ok {
+			order = append(order, fam)
+		}
+		families[fam] = append(families[fam], sc)
+	}
+	for _, fam := range order {
+		Describe(fam, func() {
+			for _, sc := range families[fam] {
+				labels := append([]string{sc.Level}, sc.Requires...)
+				It(sc.ID+": "+sc.Title, Label(labels...), func(ctx SpecContext) {
+					runScenario(ctx, sc)
+				})
+			}
+		})
+	}
+	return true
+}()
+
+func runScenario(ctx context.Context, sc *scenarios.Scenario) {
+	res := suite.Run(ctx, driver(), sc)
+	if res.Status == engine.Skip {
+		Skip(strings.Join(res.Problems, "; "))
+	}
+	Expect(res.Problems).To(BeEmpty(), "%s failed against %s:\n  %s", sc.ID, driver().Name(), strings.Join(res.Problems, "\n  "))
+	if *update {
+		ch, err := golden.Write(goldenDir, res.Trajectory, *allowShrink)
+		Expect(err).NotTo(HaveOccurred())
+		if ch.Changed() {
+			fmt.Fprintln(GinkgoWriter, ch.String())
+			AddReportEntry("golden", ch.String())
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package fakes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/polyloop/polyloop-conform/reference/action"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// NamedError is a handler error of a named type, standing for another
+// language's exception class (ValueError, KeyError …).
+type NamedError struct {
+	Type    string
+	Message string
+}
+
+func (e *NamedError) Error() string    { return e.Message }
+func (e *NamedError) TypeName() string { return e.Type }
+
+// ErrScriptExhausted means the implementation asked the model for a step
+// the scenario does not script: usually a stop judge that did not stop.
+var ErrScriptExhausted = errors.New("the scenario scripts no model output for this step")
+
+// Env is one scenario run's fake world.
+type Env struct {
+	sc      *scenarios.Scenario
+	onBlock func()
+
+	mu           sync.Mutex
+	modelCalls   int
+	inputs       [][]assembly.Message
+	handlerCalls []trajectories.HandlerCall
+	perTool      map[string]int
+	perExecutor  map[int]int
+	blocked      int
+}
+
+// New returns an Env for sc. onBlock is called when a fake starts blocking
+// until cancelled; the runner answers it by cancelling the run.
+func New(sc *scenarios.Scenario, onBlock func()) *Env {
+	if onBlock == nil {
+		onBlock = func() {}
+	}
+	return &Env{sc: sc, onBlock: onBlock, perTool: map[string]int{}, perExecutor: map[int]int{}}
+}
+
+// Scenario returns the scenario this Env scripts.
+func (e *Env) Scenario() *scenarios.Scenario { return e.sc }
+
+// phaseName is "" for single-request scenarios.
+func (e *Env) phaseName(phase int) string {
+	if e.sc.Request != nil {
+		return ""
+	}
+	return e.sc.Phases[phase].Name
+}
+
+// StepOf derives the step a model input belongs to from the number of
+// assistant messages in it, so a resumed run is answered by step, not by
+// how many calls came before.
+func StepOf(input []assembly.Message) int {
+	n := 1
+	for _, m := range input {
+		if m.Role == assembly.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// Complete answers a model call of the given phase.
+func (e *Env) Complete(ctx context.Context, phase int, input []assembly.Message) (string, error) {
+	e.mu.Lock()
+	e.modelCalls++
+	e.inputs = append(e.inputs, append([]assembly.Message(nil), input...))
+	e.mu.Unlock()
+	runs := e.sc.Runs()
+	if phase < 0 || phase >= len(runs) {
+		return "", fmt.Errorf("fakes: model call for phase %d, but the scenario has %d", phase, len(runs))
+	}
+	script := runs[phase].Model
+	step := StepOf(input)
+	if step > len(script) {
+		return "", fmt.Errorf("%w: step %d asked, %d scripted", ErrScriptExhausted, step, len(script))
+	}
+	turn := script[step-1]
+	if turn.Block {
+		return "", e.block(ctx)
+	}
+	return turn.Output, nil
+}
+
+func (e *Env) block(ctx context.Context) error {
+	e.mu.Lock()
+	e.blocked++
+	e.mu.Unlock()
+	e.onBlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Model returns the phase's fake model in the kernel's shape.
+func (e *Env) Model(phase int) func(context.Context, []assembly.Message) (string, error) {
+	return func(ctx context.Context, in []assembly.Message) (string, error) { return e.Complete(ctx, phase, in) }
+}
+
+// HasHandler reports whether the scenario gives the tool a handler.
+func (e *Env) HasHandler(tool string) bool {
+	for _, t := range e.sc.Tools {
+		if t.Name == tool {
+			return len(t.Handler) > 0
+		}
+	}
+	return false
+}
+
+// CallHandler runs the fake handler of a tool once.
+func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error) {
+	var spec *scenarios.Tool
+	for i := range e.sc.Tools {
+		if e.sc.Tools[i].Name == tool {
+			spec = &e.sc.Tools[i]
+			break
+		}
+	}
+	if spec == nil || len(spec.Handler) == 0 {
+		return "", fmt.Errorf("fakes: the scenario gives tool %q no handler, yet it was called", tool)
+	}
+	e.mu.Lock()
+	n := e.perTool[tool]
+	e.perTool[tool]++
+	idx := len(e.handlerCalls)
+	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
+	e.mu.Unlock()
+	b := spec.Handler[min(n, len(spec.Handler)-1)]
+	switch {
+	case b.Return != nil:
+		return *b.Return, nil
+	case b.Echo:
+		return action.CanonicalJSON(args), nil
+	case b.Error != nil:
+		return "", &NamedError{Type: b.Error.Type, Message: b.Error.Message}
+	case b.EnvError != nil:
+		return "", &tools.ToolEnvironmentError{Message: *b.EnvError}
+	case b.Block:
+		err := e.block(ctx)
+		e.mu.Lock()
+		e.handlerCalls[idx].Released = true
+		e.mu.Unlock()
+		return "", err
+	}
+	return "", fmt.Errorf("fakes: tool %q has an empty behaviour", tool)
+}
+
+// Handler returns the tool's fake handler, or nil when the scenario gives
+// it none.
+func (e *Env) Handler(phase int, tool string) tools.ToolHandler {
+	if !e.HasHandler(tool) {
+		return nil
+	}
+	return func(ctx context.Context, args map[string]any) (string, error) {
+		return e.CallHandler(ctx, phase, tool, args)
+	}
+}
+
+// Execute answers the scripted project executor of a phase.
+func (e *Env) Execute(ctx context.Context, phase int, _ action.Action) (tools.ActionOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.ActionOutcome{}, err
+	}
+	script := e.sc.Runs()[phase].ProjectExecutor
+	if len(script) == 0 {
+		return tools.ActionOutcome{}, fmt.Errorf("fakes: phase %d has no project_executor script", phase)
+	}
+	e.mu.Lock()
+	n := e.perExecutor[phase]
+	e.perExecutor[phase]++
+	e.mu.Unlock()
+	s := script[min(n, len(script)-1)]
+	return tools.ActionOutcome{
+		Status:                    tools.Status(s.Status),
+		Observation:               s.Observation,
+		ObservationIsSynthetic:    s.ObservationIsSynthetic,
+		EnvReportedCompletion:     s.EnvReportedCompletion,
+		ObservationTruncatedChars: s.ObservationTruncatedChars,
+	}, nil
+}
+
+// ExecutorFunc adapts a phase's project executor to the kernel's seam.
+type ExecutorFunc func(ctx context.Context, a action.Action) (tools.ActionOutcome, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
+	return f(ctx, a)
+}
+
+// Executor returns the phase's project executor.
+func (e *Env) Executor(phase int) ExecutorFunc {
+	return func(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
+		return e.Execute(ctx, phase, a)
+	}
+}
+
+// Record is a snapshot of what the Env saw.
+type Record struct {
+	ModelCalls   int
+	ModelInputs  [][]assembly.Message
+	HandlerCalls []trajectories.HandlerCall
+	Blocked      int
+}
+
+// Snapshot returns what happened so far.
+func (e *Env) Snapshot() Record {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Record{
+		ModelCalls:   e.modelCalls,
+		ModelInputs:  append([][]assembly.Message(nil), e.inputs...),
+		HandlerCalls: append([]trajectories.HandlerCall(nil), e.handlerCalls...),
+		Blocked:      e.blocked,
+	}
+}
+
+func copyArgs(a map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+func validateCmd(_ context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
+	}
+	if fs.NArg() == 0 {
+		return setupError(s, errors.New("validate needs files: polyloop-conform validate scenarios/*.yaml trajectories/*.json"))
+	}
+	bad := 0
+	for _, name := range fs.Args() {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return setupError(s, err)
+		}
+		switch {
+		case strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"):
+			_, err = scenarios.Parse(name, data)
+		case strings.HasSuffix(name, ".json"):
+			_, _, err = trajectories.Parse(name, data)
+		default:
+			err = fmt.Errorf("%s: cannot tell whether this is a scenario (.yaml) or a trajectory (.json)", name)
+		}
+		if err != nil {
+			bad++
+			fmt.Fprintln(s.out, err)
+			continue
+		}
+		fmt.Fprintf(s.out, "%s: ok\n", name)
+	}
+	if bad > 0 {
+		fmt.Fprintf(s.out, "%d of %d files invalid\n", bad, fs.NArg())
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// ignoreFlag collects repeated --ignore patterns.
+type ignoreFlag []string
+
+func (f *ignoreFlag) String() string     { return strings.Join(*f, ",") }
+func (f *ignoreFlag) Set(v string) error { *f = append(*f, v); return nil }
+
+func readIgnoreFile(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--ignore-file: %w", err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out, nil
+}
+
+func loadTrajectory(name string) (any, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	_, doc, err := trajectories.Parse(name, data)
+	return doc, err
+}
+
+func printDiffs(s stdio, asJSON bool, diffs []compare.Difference) error {
+	if asJSON {
+		if diffs == nil {
+			diffs = []compare.Difference{}
+		}
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(diffs)
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(s.out, "  %s\n", d)
+	}
+	return nil
+}
+
+func diffCmd(_ context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var ignore ignoreFlag
+	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` (repeatable; steps[*].context_size, events.*)")
+	asJSON := fs.Bool("json", false, "print differences as JSON")
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
+	}
+	if fs.NArg() != 2 {
+		return setupError(s, errors.New("diff needs two trajectory files: polyloop-conform diff BEFORE.json AFTER.json"))
+	}
+	a, err := loadTrajectory(fs.Arg(0))
+	if err != nil {
+		return setupError(s, err)
+	}
+	b, err := loadTrajectory(fs.Arg(1))
+	if err != nil {
+		return setupError(s, err)
+	}
+	diffs, err := compare.Diff(a, b, compare.Options{Ignore: ignore})
+	if err != nil {
+		return setupError(s, err)
+	}
+	if !*asJSON {
+		fmt.Fprintf(s.out, "%s → %s: %d differences\n", fs.Arg(0), fs.Arg(1), len(diffs))
+	}
+	if err := printDiffs(s, *asJSON, diffs); err != nil {
+		return setupError(s, err)
+	}
+	if len(diffs) > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+func verifyCmd(_ context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var src sources
+	src.register(fs)
+	var ignore ignoreFlag
+	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` that your implementation cannot reproduce (repeatable)")
+	ignoreFile := fs.String("ignore-file", "", "read ignore patterns from `FILE`, one per line, # comments")
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
+	}
+	if fs.NArg() == 0 {
+		return setupError(s, errors.New("verify needs trajectory files or directories: polyloop-conform verify recorded/"))
+	}
+	if *ignoreFile != "" {
+		more, err := readIgnoreFile(*ignoreFile)
+		if err != nil {
+			return setupError(s, err)
+		}
+		ignore = append(ignore, more...)
+	}
+	_, goldens, err := src.load()
+	if err != nil {
+		return setupError(s, err)
+	}
+	files, err := expandJSON(fs.Args())
+	if err != nil {
+		return setupError(s, err)
+	}
+	failed := 0
+	for _, f := range files {
+		got, err := loadTrajectory(f)
+		if err != nil {
+			failed++
+			fmt.Fprintf(s.out, "FAIL %s\n  %s\n", f, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+			continue
+		}
+		id, _, _ := compare.Lookup(got, "scenario")
+		name, _ := id.(string)
+		gdata, ok := goldens[name]
+		if !ok {
+			failed++
+			fmt.Fprintf(s.out, "FAIL %s\n  scenario %q has no golden; is the file from another suite version?\n", f, name)
+			continue
+		}
+		_, want, err := trajectories.Parse("golden "+name, gdata)
+		if err != nil {
+			return setupError(s, err)
+		}
+		diffs, err := compare.Diff(want, got, compare.Options{Ignore: ignore})
+		if err != nil {
+			return setupError(s, err)
+		}
+		if len(diffs) == 0 {
+			fmt.Fprintf(s.out, "ok   %s (%s)\n", f, name)
+			continue
+		}
+		failed++
+		fmt.Fprintf(s.out, "FAIL %s (%s): %d differences from the golden\n", f, name, len(diffs))
+		_ = printDiffs(s, false, diffs)
+	}
+	fmt.Fprintf(s.out, "%d passed, %d failed\n", len(files)-failed, failed)
+	if failed > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+func expandJSON(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			if filepath.Base(m) != trajectories.SchemaFile {
+				out = append(out, m)
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no trajectory files in %s", strings.Join(args, " "))
+	}
+	return out, nil
+}

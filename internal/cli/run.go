@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/knownfail"
+	"github.com/polyloop/polyloop-conform/internal/report"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// sources are the flags every command that reads scenarios shares.
+type sources struct {
+	scenarioDir string
+	goldenDir   string
+}
+
+func (s *sources) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.scenarioDir, "scenarios", "", "read scenarios from `DIR` instead of the built-in set")
+	fs.StringVar(&s.goldenDir, "goldens", "", "read golden trajectories from `DIR` instead of the built-in set")
+}
+
+func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
+	fsys := scenarios.Embedded()
+	if s.scenarioDir != "" {
+		fsys = os.DirFS(s.scenarioDir)
+	}
+	scs, err := scenarios.LoadAll(fsys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot load scenarios:\n%w", err)
+	}
+	var g map[string][]byte
+	if s.goldenDir != "" {
+		g, err = trajectories.GoldensFromDir(s.goldenDir)
+	} else {
+		g, err = trajectories.Goldens()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot load goldens: %w", err)
+	}
+	return scs, g, nil
+}
+
+func selectScenarios(all []*scenarios.Scenario, pattern string) ([]*scenarios.Scenario, error) {
+	if pattern == "" {
+		return all, nil
+	}
+	pats := strings.Split(pattern, ",")
+	for _, p := range pats {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("--run %q: not a valid glob: %v", p, err)
+		}
+	}
+	var out []*scenarios.Scenario
+	for _, sc := range all {
+		for _, p := range pats {
+			if ok, _ := path.Match(p, sc.ID); ok {
+				out = append(out, sc)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--run %q matches no scenario; 'polyloop-conform list' shows the ids", pattern)
+	}
+	return out, nil
+}
+
+func runCmd(ctx context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var src sources
+	src.register(fs)
+	impl := fs.String("impl", "", "run this command line as the implementation under test over the stdio protocol (default: the built-in reference, in process)")
+	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
+	kfFile := fs.String("known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
+	format := fs.String("report", "text", "report format: text, json or junit")
+	outFile := fs.String("out", "", "write the report to `FILE` instead of standard output")
+	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
+	parallel := fs.Int("p", 1, "run `N` scenarios at once")
+	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
+	}
+	if fs.NArg() > 0 {
+		return setupError(s, fmt.Errorf("run takes no arguments, got %q", fs.Args()))
+	}
+	if *format != "text" && *format != "json" && *format != "junit" {
+		return setupError(s, fmt.Errorf("--report %q: choose text, json or junit", *format))
+	}
+	if *parallel < 1 {
+		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
+	}
+	all, goldens, err := src.load()
+	if err != nil {
+		return setupError(s, err)
+	}
+	selected, err := selectScenarios(all, *pattern)
+	if err != nil {
+		return setupError(s, err)
+	}
+	var kf *knownfail.List
+	if *kfFile != "" {
+		data, err := os.ReadFile(*kfFile)
+		if err != nil {
+			return setupError(s, fmt.Errorf("--known-failing: %w", err))
+		}
+		if kf, err = knownfail.Parse(*kfFile, data); err != nil {
+			return setupError(s, err)
+		}
+	}
+	driver, closeDriver, err := newDriver(ctx, *impl, *transcripts, s.err)
+	if err != nil {
+		return setupError(s, err)
+	}
+	defer closeDriver()
+	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, Timeout: *timeout}
+	rep := &report.Report{Implementation: driver.Name()}
+	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
+		rep.Errors = append(rep.Errors, m)
+	}
+	progress := newProgress(s.err, len(selected))
+	rep.Rows = runAll(ctx, suite, driver, selected, *parallel, progress.tick)
+	progress.done()
+	applyKnownFailing(rep, kf, all)
+
+	var w io.Writer = s.out
+	if *outFile != "" {
+		f, err := os.Create(*outFile)
+		if err != nil {
+			return setupError(s, fmt.Errorf("--out: %w", err))
+		}
+		defer f.Close()
+		w = f
+	}
+	switch *format {
+	case "json":
+		err = report.JSON(w, rep)
+	case "junit":
+		err = report.JUnit(w, rep)
+	default:
+		err = report.Text(w, rep)
+	}
+	if err != nil {
+		return setupError(s, fmt.Errorf("write report: %w", err))
+	}
+	if *outFile != "" {
+		c := rep.Counts()
+		fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped, %d known failing (report in %s)\n", c.Passed, c.Failed, c.Skipped, c.KnownFailing, *outFile)
+	}
+	if !rep.OK() {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string)) []report.Row {
+	rows := make([]report.Row, len(scs))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				res := suite.Run(ctx, d, scs[i])
+				rows[i] = report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration}
+				tick(res.Scenario)
+			}
+		}()
+	}
+	for i := range scs {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return rows
+}
+
+func applyKnownFailing(rep *report.Report, kf *knownfail.List, all []*scenarios.Scenario) {
+	if kf == nil {
+		return
+	}
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		e, listed := kf.Match(row.Scenario)
+		if !listed {
+			continue
+		}
+		switch row.Verdict {
+		case report.Fail:
+			row.Verdict = report.KnownFailing
+			row.Note = fmt.Sprintf("known failing (%s:%d: %s)", kf.File, e.Line, e.Reason)
+		case report.Pass:
+			row.Verdict = report.Stale
+			row.Note = fmt.Sprintf("passes but is listed as known failing at %s:%d (%s); remove the entry", kf.File, e.Line, e.Pattern)
+		}
+	}
+	ids := make([]string, len(all))
+	for i, sc := range all {
+		ids[i] = sc.ID
+	}
+	for _, e := range kf.Unmatched(ids) {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("%s:%d: pattern %q matches no scenario; remove or fix it", kf.File, e.Line, e.Pattern))
+	}
+}
+
+// progress prints a one-line counter on a terminal and nothing elsewhere.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	total int
+	n     int
+	on    bool
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	p := &progress{w: w, total: total}
+	if f, ok := w.(*os.File); ok && total > 20 {
+		// A character device is a terminal for our purpose; pipes and
+		// files (CI logs) get no carriage-return noise.
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *progress) tick(id string) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s", p.n, p.total, id)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,256 @@
+// Package expect checks a trajectory against a scenario's hand-written
+// expect block, the oracle that is independent of any golden file.
+package expect
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+// Failure is one expectation the trajectory does not meet.
+type Failure struct {
+	Path string
+	Want any
+	Got  any
+	// Missing is true when the path does not exist in the trajectory.
+	Missing bool
+	// Note replaces the want/got rendering for expectations that are not
+	// a single value (for example "no such event").
+	Note string
+}
+
+func (f Failure) String() string {
+	if f.Note != "" {
+		return fmt.Sprintf("%s: %s", f.Path, f.Note)
+	}
+	got := compare.Render(f.Got)
+	if f.Missing {
+		got = "(absent)"
+	}
+	return fmt.Sprintf("%s: want %s, got %s", f.Path, compare.Render(f.Want), got)
+}
+
+type checker struct {
+	doc      any
+	failures []Failure
+}
+
+func (c *checker) value(path string, want any) {
+	got, ok, err := compare.Lookup(c.doc, path)
+	if err != nil {
+		c.failures = append(c.failures, Failure{Path: path, Note: err.Error()})
+		return
+	}
+	w := compare.Normalize(want)
+	if !ok {
+		c.failures = append(c.failures, Failure{Path: path, Want: w, Missing: true})
+		return
+	}
+	if !cmp.Equal(w, compare.Normalize(got)) {
+		c.failures = append(c.failures, Failure{Path: path, Want: w, Got: got})
+	}
+}
+
+func (c *checker) list(path string) []any {
+	v, _, _ := compare.Lookup(c.doc, path)
+	l, _ := v.([]any)
+	return l
+}
+
+// Check returns every expectation of sc that doc (a trajectory as plain
+// JSON values) does not meet, in the order the expect block lists them.
+func Check(sc *scenarios.Scenario, doc any) []Failure {
+	c := &checker{doc: doc}
+	e := sc.Expect
+	if e.AssemblyError != nil {
+		c.value("assembly_error.kind", e.AssemblyError.Kind)
+		if e.AssemblyError.Tools != nil {
+			c.value("assembly_error.tools", e.AssemblyError.Tools)
+		}
+		c.value("model_calls", 0)
+	} else {
+		c.value("assembly_error", nil)
+	}
+	if e.End != nil {
+		c.value("end.reason", e.End.Reason)
+		optional(c, "end.effective_steps", e.End.EffectiveSteps)
+		optional(c, "end.total_steps", e.End.TotalSteps)
+		optional(c, "end.detail.step", e.End.DetailStep)
+		if e.End.DetailTool != "" {
+			c.value("end.detail.tool", e.End.DetailTool)
+		}
+		if e.End.DetailDuring != "" {
+			c.value("end.detail.during", e.End.DetailDuring)
+		}
+	}
+	if e.Steps != nil {
+		if got := len(c.list("steps")); got != *e.Steps {
+			c.failures = append(c.failures, Failure{Path: "steps", Note: fmt.Sprintf("want %d steps, got %d", *e.Steps, got)})
+		}
+	}
+	for _, s := range e.Step {
+		checkStep(c, s)
+	}
+	if e.HandlerCalls != nil {
+		counts := map[string]int{}
+		for _, hc := range c.list("handler_calls") {
+			if m, ok := hc.(map[string]any); ok {
+				if t, ok := m["tool"].(string); ok {
+					counts[t]++
+				}
+			}
+		}
+		names := make([]string, 0, len(e.HandlerCalls))
+		for n := range e.HandlerCalls {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if counts[n] != e.HandlerCalls[n] {
+				c.failures = append(c.failures, Failure{Path: fmt.Sprintf("handler_calls[tool=%s]", n), Note: fmt.Sprintf("want %d calls, got %d", e.HandlerCalls[n], counts[n])})
+			}
+		}
+	}
+	optional(c, "model_calls", e.ModelCalls)
+	optional(c, "event_sink_failures", e.EventSinkFailures)
+	for i, p := range e.Phases {
+		base := fmt.Sprintf("phases[%d]", i)
+		c.value(base+".name", p.Name)
+		c.value(base+".end.reason", p.Reason)
+		optional(c, base+".end.effective_steps", p.EffectiveSteps)
+		optional(c, base+".end.total_steps", p.TotalSteps)
+	}
+	for _, mi := range e.ModelInput {
+		pos, ok := findStep(c, mi.Step, mi.Phase)
+		if !ok {
+			continue
+		}
+		c.value(fmt.Sprintf("steps[%d].model_input", pos), mi.Messages)
+	}
+	for _, ev := range e.Events {
+		checkEvent(c, ev)
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.value(k, e.Fields[k])
+	}
+	return c.failures
+}
+
+func optional(c *checker, path string, v *int) {
+	if v != nil {
+		c.value(path, *v)
+	}
+}
+
+func findStep(c *checker, index int, phase string) (int, bool) {
+	for i, s := range c.list("steps") {
+		m, _ := s.(map[string]any)
+		if fmt.Sprint(m["index"]) == fmt.Sprint(index) && (phase == "" || m["phase"] == phase) {
+			return i, true
+		}
+	}
+	where := fmt.Sprintf("step %d", index)
+	if phase != "" {
+		where += " of phase " + phase
+	}
+	c.failures = append(c.failures, Failure{Path: "steps", Note: "the trajectory has no " + where})
+	return 0, false
+}
+
+func checkStep(c *checker, s scenarios.ExpectStep) {
+	pos, ok := findStep(c, s.Index, s.Phase)
+	if !ok {
+		return
+	}
+	p := func(field string) string { return fmt.Sprintf("steps[%d].%s", pos, field) }
+	if s.Status != "" {
+		c.value(p("outcome.status"), s.Status)
+	}
+	if s.Observation != nil {
+		c.value(p("outcome.observation"), *s.Observation)
+	}
+	if s.ObservationContains != "" {
+		got, _, _ := compare.Lookup(c.doc, p("outcome.observation"))
+		if str, _ := got.(string); !strings.Contains(str, s.ObservationContains) {
+			c.failures = append(c.failures, Failure{Path: p("outcome.observation"), Note: fmt.Sprintf("want text containing %q, got %s", s.ObservationContains, compare.Render(got))})
+		}
+	}
+	if s.ObservationIsSynthetic != nil {
+		c.value(p("outcome.observation_is_synthetic"), *s.ObservationIsSynthetic)
+	}
+	if s.EnvReportedCompletion != nil {
+		c.value(p("outcome.env_reported_completion"), *s.EnvReportedCompletion)
+	}
+	optional(c, p("outcome.observation_truncated_chars"), s.ObservationTruncatedChars)
+	if s.HistoryObservation != nil {
+		c.value(p("history_observation"), *s.HistoryObservation)
+	}
+	if s.ActionKind != "" {
+		c.value(p("action.kind"), s.ActionKind)
+	}
+	if s.Tool != "" {
+		c.value(p("action.tool"), s.Tool)
+	}
+	if s.Arguments != nil {
+		c.value(p("action.arguments"), s.Arguments)
+	}
+	if s.Repairs != nil {
+		c.value(p("action.repairs"), s.Repairs)
+	}
+	if s.Replayed != nil {
+		c.value(p("replayed"), *s.Replayed)
+	}
+	optional(c, p("counters.effective_steps"), s.EffectiveSteps)
+	optional(c, p("counters.total_steps"), s.TotalSteps)
+}
+
+func checkEvent(c *checker, want scenarios.ExpectEvent) {
+	fields := map[string]any{"type": want.Type}
+	if want.Step != 0 {
+		fields["step"] = want.Step
+	}
+	if want.RawOutput != "" {
+		fields["raw_output"] = want.RawOutput
+	}
+	if want.Decision != nil {
+		fields["decision"] = want.Decision
+	}
+	if want.Repairs != nil {
+		fields["repairs"] = want.Repairs
+	}
+	if want.Status != "" {
+		fields["status"] = want.Status
+	}
+	if want.ErrorType != "" {
+		fields["error_type"] = want.ErrorType
+	}
+	if want.Observation != "" {
+		fields["executor_observation"] = want.Observation
+	}
+	wantN := compare.Normalize(fields).(map[string]any)
+	for _, ev := range c.list("events") {
+		m, _ := ev.(map[string]any)
+		match := true
+		for k, v := range wantN {
+			if !cmp.Equal(v, compare.Normalize(m[k])) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return
+		}
+	}
+	c.failures = append(c.failures, Failure{Path: "events", Note: "no event matches " + compare.Render(wantN)})
+}

@@ -1,0 +1,276 @@
+// Package refdriver runs a scenario on the reference kernel: it builds the
+// registry, the request(s) and the fakes' seams from the scenario, runs or
+// crashes-and-resumes, and returns the trajectory.
+//
+// It is used in process by the suite and, behind the stdio protocol, by
+// `polyloop-conform serve-reference`; the Env it talks to is the fakes in
+// the first case and the remote runner in the second.
+package refdriver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/reference/action"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/events"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/reference/run"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Capabilities are what the reference kernel claims.
+var Capabilities = []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}
+
+// Env is the outside world a scenario runs against.
+type Env interface {
+	Complete(ctx context.Context, phase int, input []assembly.Message) (string, error)
+	HasHandler(tool string) bool
+	CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error)
+	Execute(ctx context.Context, phase int, a action.Action) (tools.ActionOutcome, error)
+}
+
+// Options control journal placement and crash injection.
+type Options struct {
+	// JournalRoot is where resume scenarios keep their journal; a temporary
+	// directory is used when empty.
+	JournalRoot string
+	// Crash overrides the scenario's crash point (the crash-point harness
+	// walks every point this way). Nil uses the scenario's own.
+	Crash *fakes.CrashInjector
+}
+
+// Run runs sc and returns its trajectory, without handler_calls and
+// model_calls, which the runner fills from its fakes.
+func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*trajectories.Trajectory, error) {
+	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
+	def := &run.Definition{RunFragment: sc.Definition.RunFragment, GoalFragment: sc.Definition.GoalFragment, ObservationTemplate: sc.Definition.ObservationTemplate}
+	runs := sc.Runs()
+	for i, r := range runs {
+		req, err := BuildRequest(sc, def, i, env)
+		if err != nil {
+			var ae *run.AssemblyError
+			if !errors.As(err, &ae) {
+				return nil, err
+			}
+			tr.AssemblyError = &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
+			return tr, nil
+		}
+		rec := &events.Recorder{}
+		opts := run.Options{Model: run.ModelFunc(modelFor(env, i)), Sinks: sinks(rec, sc.Faults.Sink)}
+		var res *run.Result
+		if sc.Faults.Crash != nil || o.Crash != nil {
+			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, opts, &rec)
+		} else {
+			res, err = run.Run(ctx, req, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		appendResult(tr, r.Name, multi(sc), res, rec.Events())
+		if multi(sc) {
+			tr.Phases = append(tr.Phases, trajectories.PhaseEnd{Name: r.Name, End: *tr.End})
+		}
+	}
+	return tr, nil
+}
+
+func multi(sc *scenarios.Scenario) bool { return sc.Request == nil }
+
+func modelFor(env Env, phase int) func(context.Context, []assembly.Message) (string, error) {
+	return func(ctx context.Context, in []assembly.Message) (string, error) { return env.Complete(ctx, phase, in) }
+}
+
+func sinks(rec *events.Recorder, fault string) []events.Sink {
+	out := []events.Sink{rec}
+	switch fault {
+	case "error":
+		out = append(out, events.SinkFunc(func(events.Event) error { return errors.New("audit store unavailable") }))
+	case "panic":
+		out = append(out, events.SinkFunc(func(events.Event) error { panic("audit sink bug") }))
+	}
+	return out
+}
+
+// crashAndResume runs until the injected crash, optionally tears the
+// journal's tail, then resumes with a freshly built request, as a new
+// process would.
+func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+	root := o.JournalRoot
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "polyloop-journal-*")
+		if err != nil {
+			return nil, nil, fmt.Errorf("create journal directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		root = tmp
+	}
+	dir := filepath.Join(root, sc.ID)
+	inj := o.Crash
+	if inj == nil {
+		inj = fakes.ForSpec(sc.Faults.Crash)
+	}
+	req, err := BuildRequest(sc, def, 0, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	first := opts
+	first.JournalDir, first.JournalHook = dir, inj.Hook
+	res, err := run.Run(ctx, req, first)
+	point, fired := inj.Fired()
+	switch {
+	case err != nil && !errors.Is(err, fakes.ErrCrash):
+		return nil, nil, err
+	case !fired:
+		// The run finished before reaching the point: nothing to resume,
+		// which the crash-point harness needs to know, and a scenario author too.
+		return nil, nil, fmt.Errorf("crash point was never reached; the run ended with %s after %d steps", res.End.Reason, len(res.Steps))
+	}
+	if sc.Faults.TornTail {
+		if err := tearTail(dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	req2, err := BuildRequest(sc, def, 0, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	*rec = &events.Recorder{}
+	second := opts
+	second.Sinks = sinks(*rec, sc.Faults.Sink)
+	second.JournalDir = dir
+	res, err = run.Resume(ctx, req2, second)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := &trajectories.Resume{CrashPoint: point.String(), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+	return res, info, nil
+}
+
+// tearTail appends the first half of a record, as a write cut short by a
+// crash leaves it.
+func tearTail(dir string) error {
+	line, err := journal.Encode(journal.Record{Type: journal.TypeModelOutput, Step: 99, Output: "torn"})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, journal.FileName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("tear journal tail: %w", err)
+	}
+	defer f.Close()
+	_, err = f.Write(line[:len(line)/2])
+	return err
+}
+
+// BuildRequest assembles phase i of sc; assembly failures come back as
+// *run.AssemblyError.
+func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env) (*run.Request, error) {
+	r := sc.Runs()[i]
+	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
+	for _, t := range sc.Tools {
+		policy, err := tools.ParseReplayPolicy(t.Replay)
+		if err != nil {
+			return nil, err
+		}
+		spec := tools.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, ReplayPolicy: policy, CompletesRun: t.CompletesRun}
+		if env.HasHandler(t.Name) {
+			name, phase := t.Name, i
+			spec.Handler = func(ctx context.Context, args map[string]any) (string, error) {
+				return env.CallHandler(ctx, phase, name, args)
+			}
+		}
+		specs = append(specs, spec)
+	}
+	full, err := tools.NewRegistry(specs...)
+	if err != nil {
+		return nil, run.AsAssemblyError(err)
+	}
+	visible := full
+	if r.VisibleTools != nil {
+		if visible, err = full.RestrictTo(r.VisibleTools...); err != nil {
+			return nil, run.AsAssemblyError(err)
+		}
+	}
+	var ex run.ActionExecutor
+	switch r.Executor {
+	case scenarios.ExecutorProject:
+		phase := i
+		ex = fakes.ExecutorFunc(func(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
+			return env.Execute(ctx, phase, a)
+		})
+	case scenarios.ExecutorFullRegistry:
+		re, err := full.Executor()
+		if err != nil {
+			return nil, run.AsAssemblyError(err)
+		}
+		ex = re
+	default:
+		re, err := visible.Executor()
+		if err != nil {
+			return nil, run.AsAssemblyError(err)
+		}
+		ex = re
+	}
+	var measure assembly.Measure
+	if len(r.MeasureUnknown) > 0 {
+		unknown := r.MeasureUnknown
+		measure = func(t assembly.BlockType, text string) (int, error) {
+			if slices.Contains(unknown, string(t)) {
+				return 0, fmt.Errorf("this measure has no rule for %q blocks", t)
+			}
+			return assembly.RuneCount(t, text)
+		}
+	}
+	return run.NewRequest(run.RequestConfig{
+		Definition: def,
+		Budget:     run.Budget{MaxEffectiveSteps: r.Budget.MaxEffectiveSteps, MaxTotalSteps: r.Budget.MaxTotalSteps},
+		Tools:      visible,
+		Executor:   ex,
+		Synthetic:  run.SyntheticObservations{NotExecuted: r.Synthetic.NotExecuted, EnvError: r.Synthetic.EnvError},
+		Injections: r.Injections,
+		Language:   run.Language(r.Language),
+		Measure:    measure,
+	})
+}
+
+func appendResult(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Result, evs []events.Event) {
+	if !isMulti {
+		phase = ""
+	}
+	for _, s := range res.Steps {
+		msgs := make([]trajectories.Message, len(s.ModelInput))
+		for j, m := range s.ModelInput {
+			msgs[j] = trajectories.Message{Role: m.Role, Content: m.Content}
+		}
+		tr.Steps = append(tr.Steps, trajectories.Step{
+			Index: s.Index, Phase: phase, ModelInput: msgs, ContextSize: s.ContextSize, ModelOutput: s.ModelOutput,
+			Action: trajectories.Action{Kind: string(s.Action.Kind), Tool: s.Action.Tool, Arguments: s.Action.Arguments,
+				Code: s.Action.Code, Repairs: s.Action.Repairs, Error: s.Action.Error},
+			Outcome: trajectories.Outcome{Status: string(s.Outcome.Status), Observation: s.Outcome.Observation,
+				ObservationIsSynthetic: s.Outcome.ObservationIsSynthetic, EnvReportedCompletion: s.Outcome.EnvReportedCompletion,
+				ObservationTruncatedChars: s.Outcome.ObservationTruncatedChars},
+			HistoryObservation: s.HistoryObservation,
+			Counters:           trajectories.Counters{EffectiveSteps: s.Counters.EffectiveSteps, TotalSteps: s.Counters.TotalSteps},
+			Replayed:           s.Replayed,
+		})
+	}
+	for _, e := range evs {
+		tr.Events = append(tr.Events, trajectories.Event{Type: e.Type, Phase: phase, Step: e.Step, RawOutput: e.RawOutput,
+			Decision: e.Decision, Repairs: e.Repairs, Tool: e.Tool, Status: e.Status, Observation: e.Observation,
+			ErrorType: e.ErrorType, Error: e.Error, Reason: e.Reason, Replayed: e.Replayed})
+	}
+	tr.EventSinkFailures += res.EventSinkFailures
+	end := &trajectories.End{Reason: string(res.End.Reason), EffectiveSteps: res.End.EffectiveSteps, TotalSteps: res.End.TotalSteps}
+	if d := res.End.Detail; d != nil {
+		end.Detail = &trajectories.EndDetail{Step: d.Step, During: d.During, Tool: d.Tool}
+	}
+	tr.End = end
+}

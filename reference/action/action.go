@@ -1,0 +1,220 @@
+package action
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind says which action language a decision is in.
+type Kind string
+
+// The action kinds a trajectory may record.
+const (
+	KindToolCall Kind = "tool_call"
+	KindCode     Kind = "code"
+	KindNone     Kind = "none"
+)
+
+// Repair names, recorded in the order they were applied so that audit can
+// see every change made to what the model wrote (0003.D6).
+const (
+	RepairUnfence           = "unfence"
+	RepairCollapseFlattened = "collapse_flattened_arguments"
+)
+
+// Action is one step's decision: either a tool call or a piece of code.
+// Arguments keep the exact JSON values the model wrote; numbers stay
+// json.Number so that nothing is coerced on the way to a handler.
+type Action struct {
+	Kind       Kind
+	Tool       string
+	Arguments  map[string]any
+	HasArgs    bool
+	Code       string
+	Reflection string
+	Plan       string
+	Repairs    []string
+}
+
+// ParseError is a decision failure: the model's output could not be read as
+// an action. The run settles it like an invalid call (0003.D7).
+type ParseError struct {
+	Reason string
+}
+
+func (e *ParseError) Error() string { return "model output is not a valid action: " + e.Reason }
+
+// MaxOutputBytes bounds what the parser will look at; larger outputs are a
+// decision failure rather than a memory problem.
+const MaxOutputBytes = 1 << 20
+
+// MaxDepth bounds JSON nesting in a decision.
+const MaxDepth = 64
+
+// ParseJSON reads the JSON action protocol: an object with optional
+// "reflection" and "plan" strings and an "action" object holding "tool" and
+// "arguments".
+func ParseJSON(raw string) (Action, error) {
+	if len(raw) > MaxOutputBytes {
+		return Action{}, &ParseError{Reason: fmt.Sprintf("output is %d bytes, over the %d-byte limit", len(raw), MaxOutputBytes)}
+	}
+	var repairs []string
+	text := strings.TrimSpace(raw)
+	if body, ok := unfence(text); ok {
+		text = body
+		repairs = append(repairs, RepairUnfence)
+	}
+	if !strings.HasPrefix(text, "{") {
+		return Action{}, &ParseError{Reason: "expected a JSON object"}
+	}
+	if err := checkDepth(text); err != nil {
+		return Action{}, err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var top map[string]any
+	if err := dec.Decode(&top); err != nil {
+		return Action{}, &ParseError{Reason: "invalid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return Action{}, &ParseError{Reason: "text follows the JSON object"}
+	}
+	a := Action{Kind: KindToolCall}
+	var err error
+	if a.Reflection, err = optionalString(top, "reflection"); err != nil {
+		return Action{}, err
+	}
+	if a.Plan, err = optionalString(top, "plan"); err != nil {
+		return Action{}, err
+	}
+	rawAction, ok := top["action"]
+	if !ok {
+		return Action{}, &ParseError{Reason: `the object has no "action" field`}
+	}
+	act, ok := rawAction.(map[string]any)
+	if !ok {
+		return Action{}, &ParseError{Reason: `"action" is not an object`}
+	}
+	tool, ok := act["tool"].(string)
+	if !ok || tool == "" {
+		return Action{}, &ParseError{Reason: `"action.tool" is missing or not a non-empty string`}
+	}
+	a.Tool = tool
+	if args, present := act["arguments"]; present {
+		m, ok := args.(map[string]any)
+		if !ok {
+			return Action{}, &ParseError{Reason: `"action.arguments" is not an object`}
+		}
+		a.Arguments, a.HasArgs = m, true
+	} else {
+		// Collapse only when something besides the tool name is there:
+		// a bare tool name must stay a missing-arguments failure (0003.D6).
+		flat := map[string]any{}
+		for k, v := range act {
+			if k != "tool" {
+				flat[k] = v
+			}
+		}
+		if len(flat) > 0 {
+			a.Arguments, a.HasArgs = flat, true
+			repairs = append(repairs, RepairCollapseFlattened)
+		}
+	}
+	a.Repairs = repairs
+	return a, nil
+}
+
+// ParseCode reads a code action: the body of the first fenced block, or the
+// whole output when there is no fence.
+func ParseCode(raw string) (Action, error) {
+	text := strings.TrimSpace(raw)
+	var repairs []string
+	if body, ok := unfence(text); ok {
+		text = body
+		repairs = append(repairs, RepairUnfence)
+	}
+	if strings.TrimSpace(text) == "" {
+		return Action{}, &ParseError{Reason: "the code action is empty"}
+	}
+	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
+}
+
+// unfence strips one Markdown code fence around the whole text, with or
+// without a language tag.
+func unfence(text string) (string, bool) {
+	if !strings.HasPrefix(text, "```") || !strings.HasSuffix(text, "```") || len(text) < 6 {
+		return "", false
+	}
+	inner := text[3 : len(text)-3]
+	nl := strings.IndexByte(inner, '\n')
+	if nl < 0 {
+		return "", false
+	}
+	tag := strings.TrimSpace(inner[:nl])
+	if strings.ContainsAny(tag, " {}\t") {
+		return "", false
+	}
+	return strings.TrimSpace(inner[nl+1:]), true
+}
+
+func optionalString(m map[string]any, key string) (string, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", &ParseError{Reason: fmt.Sprintf("%q is not a string", key)}
+	}
+	return s, nil
+}
+
+// checkDepth refuses deeply nested JSON before decoding it, so hostile
+// output cannot make the decoder recurse without bound.
+func checkDepth(text string) error {
+	depth, inString, escaped := 0, false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > MaxDepth {
+				return &ParseError{Reason: fmt.Sprintf("JSON nests deeper than %d levels", MaxDepth)}
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// IsParseError reports whether err is a decision failure.
+func IsParseError(err error) bool {
+	var pe *ParseError
+	return errors.As(err, &pe)
+}
+
+// CanonicalJSON renders arguments the way trajectories store them: keys
+// sorted, numbers exactly as the model wrote them.
+func CanonicalJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}

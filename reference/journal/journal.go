@@ -1,0 +1,271 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Record types, in the order a step writes them.
+const (
+	TypeRunStarted   = "run_started"
+	TypeModelOutput  = "model_output"
+	TypeActionIntent = "action_intent"
+	TypeActionResult = "action_result"
+	TypeRunEnd       = "run_end"
+)
+
+// Record is one journal entry. Payload carries the run package's own step
+// and end records, so the journal does not depend on their shape.
+type Record struct {
+	Type      string          `json:"type"`
+	Step      int             `json:"step,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Replay    string          `json:"replay,omitempty"`
+	Arguments map[string]any  `json:"arguments,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+}
+
+// FileName is the journal's name inside a run directory.
+const FileName = "journal.jsonl"
+
+// MaxRecordBytes bounds one record; a longer line is corruption.
+const MaxRecordBytes = 16 << 20
+
+// Point names a moment around a write, for crash injection.
+type Point struct {
+	Before bool
+	Seq    int // 1-based position of the record in the file
+	Type   string
+	Step   int
+}
+
+func (p Point) String() string {
+	when := "after"
+	if p.Before {
+		when = "before"
+	}
+	return fmt.Sprintf("%s:%d:%s:step%d", when, p.Seq, p.Type, p.Step)
+}
+
+// Hook is called before and after every write; a non-nil error aborts the
+// write (before) or the step (after) and is returned to the caller
+// unchanged. Crash injection uses it.
+type Hook func(Point) error
+
+// Writer appends records to one run's journal.
+type Writer struct {
+	f    *os.File
+	path string
+	seq  int
+	hook Hook
+}
+
+// Create starts a new journal in dir, which must not hold one yet.
+func Create(dir string, hook Hook) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("journal: create run directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: create %s: %w", path, err)
+	}
+	if err := syncDir(dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Writer{f: f, path: path, hook: hook}, nil
+}
+
+// Reopen continues an existing journal after Read. validBytes is where the
+// last intact record ends; anything after it (a torn tail) is cut off first,
+// so new records never follow garbage.
+func Reopen(dir string, validBytes int64, records int, hook Hook) (*Writer, error) {
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: reopen %s: %w", path, err)
+	}
+	if err := f.Truncate(validBytes); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: cut torn tail of %s at byte %d: %w", path, validBytes, err)
+	}
+	if _, err := f.Seek(validBytes, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: seek %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: sync %s: %w", path, err)
+	}
+	return &Writer{f: f, path: path, seq: records, hook: hook}, nil
+}
+
+// Path returns the journal file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Append writes one record with a single write call and fsyncs it before
+// returning, so a record is either whole on disk or detectably torn.
+func (w *Writer) Append(r Record) error {
+	p := Point{Before: true, Seq: w.seq + 1, Type: r.Type, Step: r.Step}
+	if w.hook != nil {
+		if err := w.hook(p); err != nil {
+			return err
+		}
+	}
+	line, err := Encode(r)
+	if err != nil {
+		return fmt.Errorf("journal %s: encode %s record: %w", w.path, r.Type, err)
+	}
+	n, err := w.f.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: write record %d (%s): %w; the journal may end in a torn record, which Read reports", w.path, p.Seq, r.Type, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: fsync record %d (%s): %w", w.path, p.Seq, r.Type, err)
+	}
+	w.seq++
+	if w.hook != nil {
+		p.Before = false
+		if err := w.hook(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the file.
+func (w *Writer) Close() error { return w.f.Close() }
+
+// Encode renders a record as "crc32c-hex SP json LF".
+func Encode(r Record) ([]byte, error) {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	sum := crc32.Checksum(body, castagnoli)
+	out := make([]byte, 0, len(body)+10)
+	out = append(out, fmt.Sprintf("%08x ", sum)...)
+	out = append(out, body...)
+	return append(out, '\n'), nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// TailError reports a journal whose end is not a whole, intact record. The
+// records before Offset are valid and returned alongside it.
+type TailError struct {
+	Path   string
+	Line   int
+	Offset int64
+	Reason string
+	Torn   bool // true when the last line lacks its newline: a write cut short by a crash
+}
+
+func (e *TailError) Error() string {
+	kind := "corrupt record"
+	if e.Torn {
+		kind = "torn final record"
+	}
+	return fmt.Sprintf("%s:%d: %s at byte %d: %s", e.Path, e.Line, kind, e.Offset, e.Reason)
+}
+
+// ErrMidFileCorruption wraps a TailError found before the last line: intact
+// records follow damaged ones, which no crash produces, so resume refuses.
+var ErrMidFileCorruption = errors.New("journal is damaged before its last record; it was not torn by a crash, so it cannot be resumed safely")
+
+// Contents is what Read found.
+type Contents struct {
+	Records    []Record
+	ValidBytes int64
+}
+
+// ReadFile reads the journal in dir.
+func ReadFile(dir string) (Contents, error) {
+	path := filepath.Join(dir, FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Contents{}, fmt.Errorf("journal: read %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes journal bytes. A torn or damaged last line yields the
+// records before it and a *TailError; damage followed by intact lines
+// yields ErrMidFileCorruption.
+func Parse(path string, data []byte) (Contents, error) {
+	var c Contents
+	var off int64
+	line := 0
+	for len(data) > 0 {
+		line++
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return c, &TailError{Path: path, Line: line, Offset: off, Torn: true, Reason: fmt.Sprintf("%d bytes without a closing newline", len(data))}
+		}
+		raw := data[:nl]
+		rec, reason := decodeLine(raw)
+		if reason != "" {
+			te := &TailError{Path: path, Line: line, Offset: off, Reason: reason}
+			if len(data) > nl+1 {
+				return c, fmt.Errorf("%w: %w", ErrMidFileCorruption, te)
+			}
+			return c, te
+		}
+		c.Records = append(c.Records, rec)
+		off += int64(nl + 1)
+		c.ValidBytes = off
+		data = data[nl+1:]
+	}
+	return c, nil
+}
+
+func decodeLine(raw []byte) (Record, string) {
+	if len(raw) > MaxRecordBytes {
+		return Record{}, fmt.Sprintf("record is %d bytes, over the %d-byte limit", len(raw), MaxRecordBytes)
+	}
+	if len(raw) < 10 || raw[8] != ' ' {
+		return Record{}, "line does not start with an 8-digit checksum and a space"
+	}
+	want, err := strconv.ParseUint(string(raw[:8]), 16, 32)
+	if err != nil {
+		return Record{}, "checksum is not hexadecimal"
+	}
+	body := raw[9:]
+	if got := crc32.Checksum(body, castagnoli); uint64(got) != want {
+		return Record{}, fmt.Sprintf("checksum mismatch (stored %08x, computed %08x)", want, got)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, "record is not valid JSON: " + err.Error()
+	}
+	if r.Type == "" {
+		return Record{}, "record has no type"
+	}
+	return r, ""
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("journal: open directory %s to sync it: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("journal: sync directory %s: %w", dir, err)
+	}
+	return nil
+}

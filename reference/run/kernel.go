@@ -1,0 +1,329 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/polyloop/polyloop-conform/reference/action"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/events"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+)
+
+// ActionRecord is the decision as the trajectory shows it.
+type ActionRecord struct {
+	Kind action.Kind `json:"kind"`
+	Tool string      `json:"tool,omitempty"`
+	// Arguments is nil when the call carried no arguments object, which is
+	// not the same as an empty one (0003.D6).
+	Arguments any      `json:"arguments,omitempty"`
+	Code      string   `json:"code,omitempty"`
+	Repairs   []string `json:"repairs"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// Step is one settled step.
+type Step struct {
+	Index              int                 `json:"index"`
+	ModelInput         []assembly.Message  `json:"model_input"`
+	ContextSize        int                 `json:"context_size"`
+	ModelOutput        string              `json:"model_output"`
+	Action             ActionRecord        `json:"action"`
+	Outcome            tools.ActionOutcome `json:"outcome"`
+	HistoryObservation string              `json:"history_observation"`
+	Counters           Counters            `json:"counters"`
+	Replayed           bool                `json:"replayed"`
+}
+
+// EndDetail says where a run was interrupted, for cancelled and
+// resume_outcome_unknown ends.
+type EndDetail struct {
+	Step   int    `json:"step"`
+	During string `json:"during,omitempty"` // model_call or tool_call
+	Tool   string `json:"tool,omitempty"`
+}
+
+// End is the run's end record, written to the journal by the library itself
+// (0002.D2).
+type End struct {
+	Reason         StopReason `json:"reason"`
+	EffectiveSteps int        `json:"effective_steps"`
+	TotalSteps     int        `json:"total_steps"`
+	Detail         *EndDetail `json:"detail,omitempty"`
+}
+
+// ResumeInfo describes how a resumed run picked up its journal.
+type ResumeInfo struct {
+	From         string `json:"from"` // run_end, step, start
+	ReplayedStep int    `json:"replayed_step,omitempty"`
+	TornTail     string `json:"torn_tail,omitempty"`
+}
+
+// Result is what a run returns: every settled step and its end.
+type Result struct {
+	Steps             []Step
+	End               End
+	EventSinkFailures int
+	Resume            *ResumeInfo
+}
+
+// Options are the collaborators of one run.
+type Options struct {
+	Model Model
+	Sinks []events.Sink
+	// JournalDir enables the step journal; empty means no journal.
+	JournalDir  string
+	JournalHook journal.Hook
+}
+
+type kernel struct {
+	req     *Request
+	opts    Options
+	stream  *events.Stream
+	journal *journal.Writer
+	steps   []Step
+	count   Counters
+}
+
+// Run executes a request until the stop judge ends it, the context is
+// cancelled, or an error the caller must see (a journal write failure, a
+// model error that is not cancellation) occurs.
+func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
+	k := &kernel{req: req, opts: opts, stream: events.NewStream(opts.Sinks...)}
+	if opts.JournalDir != "" {
+		w, err := journal.Create(opts.JournalDir, opts.JournalHook)
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		k.journal = w
+		if err := k.write(journal.Record{Type: journal.TypeRunStarted}); err != nil {
+			return nil, err
+		}
+	}
+	k.stream.Emit(events.Event{Type: events.TypeRunStarted})
+	end, err := k.loop(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return k.finish(end)
+}
+
+func (k *kernel) write(r journal.Record) error {
+	if k.journal == nil {
+		return nil
+	}
+	return k.journal.Append(r)
+}
+
+func (k *kernel) history() []assembly.Turn {
+	out := make([]assembly.Turn, len(k.steps))
+	for i, s := range k.steps {
+		out[i] = assembly.Turn{ModelOutput: s.ModelOutput, Observation: s.HistoryObservation}
+	}
+	return out
+}
+
+func (k *kernel) buildInput() ([]assembly.Message, int, error) {
+	return assembly.Build(assembly.Input{
+		RunFragment:  k.req.def.RunFragment,
+		Injections:   k.req.injections,
+		GoalFragment: k.req.def.GoalFragment,
+		History:      k.history(),
+		Template:     k.req.def.ObservationTemplate,
+	}, k.req.measure)
+}
+
+func (k *kernel) loop(ctx context.Context) (End, error) {
+	for {
+		index := len(k.steps) + 1
+		input, size, err := k.buildInput()
+		if err != nil {
+			return End{}, fmt.Errorf("step %d: assemble context: %w", index, err)
+		}
+		if ctx.Err() != nil {
+			return k.cancelled(index, "model_call", ""), nil
+		}
+		out, err := k.opts.Model.Complete(ctx, input)
+		if err != nil {
+			if isCancel(ctx, err) {
+				return k.cancelled(index, "model_call", ""), nil
+			}
+			return End{}, fmt.Errorf("step %d: model call failed: %w", index, err)
+		}
+		if err := k.write(journal.Record{Type: journal.TypeModelOutput, Step: index, Output: out}); err != nil {
+			return End{}, err
+		}
+		st := Step{Index: index, ModelInput: input, ContextSize: size, ModelOutput: out}
+		end, done, err := k.settle(ctx, st, settleFresh)
+		if err != nil || done {
+			return end, err
+		}
+	}
+}
+
+func isCancel(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+func (k *kernel) cancelled(step int, during, tool string) End {
+	return End{Reason: Cancelled, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps,
+		Detail: &EndDetail{Step: step, During: during, Tool: tool}}
+}
+
+type settleMode int
+
+const (
+	settleFresh  settleMode = iota
+	settleReplay            // the intent is already journalled; run the action again
+)
+
+func (k *kernel) decide(raw string) (action.Action, error) {
+	if k.req.language == LanguageCode {
+		return action.ParseCode(raw)
+	}
+	return action.ParseJSON(raw)
+}
+
+// settle turns one model output into a settled step, journals it, and asks
+// the judge. done is true when the run ended (end is then set).
+func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, bool, error) {
+	act, perr := k.decide(st.ModelOutput)
+	st.Action = ActionRecord{Kind: act.Kind, Tool: act.Tool, Code: act.Code, Repairs: nonNil(act.Repairs)}
+	if act.HasArgs {
+		st.Action.Arguments = act.Arguments
+	}
+	ev := events.Event{Type: events.TypeModelStep, Step: st.Index, RawOutput: st.ModelOutput, Repairs: act.Repairs}
+	if perr != nil {
+		st.Action = ActionRecord{Kind: action.KindNone, Repairs: []string{}, Error: perr.Error()}
+		ev.Error = perr.Error()
+	} else {
+		ev.Decision = decisionView(act)
+	}
+	k.stream.Emit(ev)
+
+	var out tools.ActionOutcome
+	settled := events.Event{Step: st.Index, Tool: act.Tool}
+	completed := false
+	switch {
+	case perr != nil:
+		// 0003.D7: a decision failure settles like an invalid call.
+		out = tools.ActionOutcome{Status: tools.StatusNotExecuted, Observation: perr.Error(), ObservationIsSynthetic: true}
+		settled.Type = events.TypeDecisionFailed
+	default:
+		if act.Kind == action.KindToolCall {
+			settled.Type = events.TypeToolCall
+			if verr := k.req.tools.Validate(act); verr != nil {
+				// 0003.D4: validation happens before any executor.
+				out = tools.ActionOutcome{Status: tools.StatusNotExecuted, Observation: verr.Error(), ObservationIsSynthetic: true}
+				break
+			}
+		} else {
+			settled.Type = events.TypeCodeAction
+		}
+		if mode == settleFresh {
+			rec := journal.Record{Type: journal.TypeActionIntent, Step: st.Index, Tool: act.Tool, Arguments: act.Arguments, Replay: string(k.replayPolicy(act))}
+			if err := k.write(rec); err != nil {
+				return End{}, false, err
+			}
+		}
+		var rep tools.CallReport
+		var err error
+		if re, ok := k.req.executor.(*tools.RegistryExecutor); ok {
+			out, rep, err = re.ExecuteReport(ctx, act)
+		} else {
+			out, err = k.req.executor.Execute(ctx, act)
+		}
+		if err != nil {
+			if isCancel(ctx, err) {
+				return k.cancelled(st.Index, "tool_call", act.Tool), true, nil
+			}
+			return End{}, false, fmt.Errorf("step %d: action executor failed (an executor may only fail by cancellation): %w", st.Index, err)
+		}
+		settled.ErrorType = rep.ErrorType
+		if act.Kind == action.KindToolCall && out.Status == tools.StatusExecuted && rep.ErrorType == "" {
+			spec, _ := k.req.tools.Lookup(act.Tool)
+			completed = spec.CompletesRun
+		}
+	}
+	st.Outcome = out
+	switch out.Status {
+	case tools.StatusExecuted:
+		st.HistoryObservation = out.Observation
+		k.count.EffectiveSteps++
+	case tools.StatusEnvError:
+		st.HistoryObservation = k.req.synthetic.EnvError
+	default:
+		st.HistoryObservation = k.req.synthetic.NotExecuted
+	}
+	k.count.TotalSteps++
+	st.Counters = k.count
+	st.Replayed = mode == settleReplay
+	payload, err := json.Marshal(st)
+	if err != nil {
+		return End{}, false, fmt.Errorf("step %d: encode step record: %w", st.Index, err)
+	}
+	if err := k.write(journal.Record{Type: journal.TypeActionResult, Step: st.Index, Payload: payload}); err != nil {
+		return End{}, false, err
+	}
+	k.steps = append(k.steps, st)
+	settled.Status = string(out.Status)
+	settled.Observation = out.Observation
+	settled.Replayed = st.Replayed
+	k.stream.Emit(settled)
+
+	reason := Judge(Verdict{Outcome: out, ToolCompletedRun: completed, Counters: k.count, Budget: k.req.budget})
+	if reason == "" {
+		return End{}, false, nil
+	}
+	return End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps}, true, nil
+}
+
+func (k *kernel) replayPolicy(a action.Action) tools.ReplayPolicy {
+	if a.Kind == action.KindToolCall {
+		if spec, ok := k.req.tools.Lookup(a.Tool); ok {
+			return spec.Replay()
+		}
+	}
+	return tools.ReplayNever
+}
+
+// finish writes the run's end and returns the result.
+func (k *kernel) finish(end End) (*Result, error) {
+	payload, err := json.Marshal(end)
+	if err != nil {
+		return nil, fmt.Errorf("encode end record: %w", err)
+	}
+	if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
+		return nil, err
+	}
+	k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	n, _ := k.stream.Failures()
+	return &Result{Steps: k.steps, End: end, EventSinkFailures: n}, nil
+}
+
+func decisionView(a action.Action) map[string]any {
+	m := map[string]any{"kind": string(a.Kind)}
+	if a.Kind == action.KindCode {
+		m["code"] = a.Code
+		return m
+	}
+	m["tool"] = a.Tool
+	if a.HasArgs {
+		m["arguments"] = a.Arguments
+	}
+	return m
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,117 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/polyloop/polyloop-conform/reference/events"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+)
+
+// Resume continues the run journalled in opts.JournalDir (0002.D3, D4):
+// a recorded end is returned as it is; completed steps are never run or
+// asked for again; a step whose output was recorded without an intent is
+// settled from that output; an intent without a result is run again for a
+// SAFE tool and ends the run with resume_outcome_unknown for a NEVER one.
+func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
+	if opts.JournalDir == "" {
+		return nil, errors.New("resume: Options.JournalDir is empty; pass the directory the interrupted run journalled to")
+	}
+	contents, err := journal.ReadFile(opts.JournalDir)
+	info := &ResumeInfo{From: "start"}
+	var tail *journal.TailError
+	if err != nil {
+		if !errors.As(err, &tail) || errors.Is(err, journal.ErrMidFileCorruption) {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		info.TornTail = tail.Error()
+	}
+	k := &kernel{req: req, opts: opts, stream: events.NewStream(opts.Sinks...)}
+	var pendingOutput *journal.Record
+	var pendingIntent *journal.Record
+	for i := range contents.Records {
+		r := contents.Records[i]
+		switch r.Type {
+		case journal.TypeModelOutput:
+			pendingOutput, pendingIntent = &r, nil
+		case journal.TypeActionIntent:
+			pendingIntent = &r
+		case journal.TypeActionResult:
+			var st Step
+			if err := json.Unmarshal(r.Payload, &st); err != nil {
+				return nil, fmt.Errorf("resume: step %d result record is unreadable: %w", r.Step, err)
+			}
+			k.steps = append(k.steps, st)
+			k.count = st.Counters
+			pendingOutput, pendingIntent = nil, nil
+		case journal.TypeRunEnd:
+			var end End
+			if err := json.Unmarshal(r.Payload, &end); err != nil {
+				return nil, fmt.Errorf("resume: the run end record is unreadable: %w", err)
+			}
+			// The run is over: call nothing, write nothing.
+			info.From = "run_end"
+			return &Result{Steps: k.steps, End: end, Resume: info}, nil
+		}
+	}
+	if len(k.steps) > 0 || pendingOutput != nil {
+		info.From = "step"
+	}
+	w, err := journal.Reopen(opts.JournalDir, contents.ValidBytes, len(contents.Records), opts.JournalHook)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	k.journal = w
+	if len(contents.Records) == 0 {
+		if err := k.write(journal.Record{Type: journal.TypeRunStarted}); err != nil {
+			return nil, err
+		}
+	}
+	k.stream.Emit(events.Event{Type: events.TypeRunResumed, Step: len(k.steps) + 1})
+	if pendingOutput != nil {
+		end, done, err := k.resumePending(ctx, pendingOutput, pendingIntent, info)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			res, err := k.finish(end)
+			if res != nil {
+				res.Resume = info
+			}
+			return res, err
+		}
+	}
+	end, err := k.loop(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := k.finish(end)
+	if res != nil {
+		res.Resume = info
+	}
+	return res, err
+}
+
+func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record, info *ResumeInfo) (End, bool, error) {
+	input, size, err := k.buildInput()
+	if err != nil {
+		return End{}, false, fmt.Errorf("resume step %d: assemble context: %w", out.Step, err)
+	}
+	st := Step{Index: out.Step, ModelInput: input, ContextSize: size, ModelOutput: out.Output}
+	if intent == nil {
+		// The output was recorded but nothing was started: settle it now,
+		// without asking the model again.
+		return k.settle(ctx, st, settleFresh)
+	}
+	if tools.ReplayPolicy(intent.Replay) != tools.ReplaySafe {
+		// 0002.D4: whether a NEVER action ran is unknown; a person decides.
+		return End{Reason: ResumeOutcomeUnknown, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps,
+			Detail: &EndDetail{Step: out.Step, Tool: intent.Tool}}, true, nil
+	}
+	info.ReplayedStep = out.Step
+	return k.settle(ctx, st, settleReplay)
+}

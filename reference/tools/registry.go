@@ -1,0 +1,287 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/polyloop/polyloop-conform/reference/action"
+)
+
+// ToolRegistry is the one source of the tools a run can see: the schema the
+// model is shown, the validation of calls, and dispatch all come from it
+// (0006.D6). A registry is immutable once built.
+type ToolRegistry struct {
+	specs   []*ToolSpec
+	byName  map[string]int
+	schemas map[string]*jsonschema.Schema
+}
+
+// RegistryError is a construction or narrowing failure, with the tool names
+// it concerns.
+type RegistryError struct {
+	Kind  string // duplicate_tool, invalid_schema, unknown_tool
+	Tools []string
+	Err   error
+}
+
+func (e *RegistryError) Error() string {
+	switch e.Kind {
+	case "duplicate_tool":
+		return fmt.Sprintf("tool registry: tool name %s is registered more than once; give each ToolSpec a unique Name", quoteAll(e.Tools))
+	case "unknown_tool":
+		return fmt.Sprintf("tool registry: RestrictTo names %s, which the registry does not hold; check the spelling or register the tool first", quoteAll(e.Tools))
+	default:
+		return fmt.Sprintf("tool registry: the parameters schema of %s does not compile: %v", quoteAll(e.Tools), e.Err)
+	}
+}
+
+func (e *RegistryError) Unwrap() error { return e.Err }
+
+// NewRegistry builds a registry. Duplicate names and parameter schemas that
+// do not compile are errors here, not at the first call.
+func NewRegistry(specs ...ToolSpec) (*ToolRegistry, error) {
+	r := &ToolRegistry{byName: map[string]int{}, schemas: map[string]*jsonschema.Schema{}}
+	var dups []string
+	for i := range specs {
+		s := specs[i]
+		if _, seen := r.byName[s.Name]; seen {
+			dups = append(dups, s.Name)
+			continue
+		}
+		r.byName[s.Name] = len(r.specs)
+		r.specs = append(r.specs, &s)
+	}
+	if len(dups) > 0 {
+		sort.Strings(dups)
+		return nil, &RegistryError{Kind: "duplicate_tool", Tools: dups}
+	}
+	for _, s := range r.specs {
+		sch, err := compileSchema(s.Name, s.Parameters)
+		if err != nil {
+			return nil, &RegistryError{Kind: "invalid_schema", Tools: []string{s.Name}, Err: err}
+		}
+		r.schemas[s.Name] = sch
+	}
+	return r, nil
+}
+
+func compileSchema(name string, params map[string]any) (*jsonschema.Schema, error) {
+	if params == nil {
+		params = map[string]any{"type": "object"}
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encode schema: %w", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decode schema: %w", err)
+	}
+	url := "mem://tools/" + name + ".json"
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// Lookup returns the spec registered under name.
+func (r *ToolRegistry) Lookup(name string) (*ToolSpec, bool) {
+	i, ok := r.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return r.specs[i], true
+}
+
+// Names lists the registered tool names in registration order.
+func (r *ToolRegistry) Names() []string {
+	out := make([]string, len(r.specs))
+	for i, s := range r.specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// ValidationError says why a tool call was refused before reaching any
+// executor. Kind is one of unknown_tool, missing_arguments, schema.
+type ValidationError struct {
+	Kind   string
+	Tool   string
+	Detail string
+}
+
+func (e *ValidationError) Error() string {
+	switch e.Kind {
+	case "unknown_tool":
+		return fmt.Sprintf("tool %q does not exist", e.Tool)
+	case "missing_arguments":
+		return fmt.Sprintf("tool %q was called without arguments", e.Tool)
+	}
+	return fmt.Sprintf("arguments for tool %q do not match its schema: %s", e.Tool, e.Detail)
+}
+
+// Validate checks that the action names a registered tool and that its
+// arguments match that tool's schema, exactly as sent: nothing is coerced
+// (0008.D4.validate). A call with no arguments object is refused even when
+// the schema would accept {} (reference interpretation 0003.D6.bare-call).
+func (r *ToolRegistry) Validate(a action.Action) error {
+	if _, ok := r.byName[a.Tool]; !ok {
+		return &ValidationError{Kind: "unknown_tool", Tool: a.Tool}
+	}
+	if !a.HasArgs {
+		return &ValidationError{Kind: "missing_arguments", Tool: a.Tool}
+	}
+	inst, err := toSchemaValue(a.Arguments)
+	if err != nil {
+		return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: err.Error()}
+	}
+	if err := r.schemas[a.Tool].Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: describe(ve)}
+		}
+		return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: err.Error()}
+	}
+	return nil
+}
+
+// toSchemaValue re-reads the arguments through the validator's own decoder
+// so numbers keep their exact text and types are what the model wrote.
+func toSchemaValue(args map[string]any) (any, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+var printer = message.NewPrinter(language.English)
+
+// describe renders the deepest causes of a schema failure as
+// "at /ptr: message" so the model reads what to change, not a schema dump.
+func describe(ve *jsonschema.ValidationError) string {
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			ptr := "/" + strings.Join(e.InstanceLocation, "/")
+			leaves = append(leaves, fmt.Sprintf("at %s: %s", ptr, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(leaves)
+	return strings.Join(leaves, "; ")
+}
+
+// RestrictTo returns a new registry holding only the named tools, in the
+// original order; the receiver is unchanged and handlers travel with their
+// specs (0008.D1). Naming a tool the registry lacks is an error.
+func (r *ToolRegistry) RestrictTo(names ...string) (*ToolRegistry, error) {
+	want := map[string]bool{}
+	var unknown []string
+	for _, n := range names {
+		if _, ok := r.byName[n]; !ok {
+			unknown = append(unknown, n)
+		}
+		want[n] = true
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, &RegistryError{Kind: "unknown_tool", Tools: unknown}
+	}
+	out := &ToolRegistry{byName: map[string]int{}, schemas: map[string]*jsonschema.Schema{}}
+	for _, s := range r.specs {
+		if want[s.Name] {
+			out.byName[s.Name] = len(out.specs)
+			out.specs = append(out.specs, s)
+			out.schemas[s.Name] = r.schemas[s.Name]
+		}
+	}
+	return out, nil
+}
+
+// ModelTool is one entry of SchemaForModel.
+type ModelTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// SchemaForModel returns what the model may be shown about the tools, from
+// the same specs that validation and dispatch use.
+func (r *ToolRegistry) SchemaForModel() []ModelTool {
+	out := make([]ModelTool, len(r.specs))
+	for i, s := range r.specs {
+		out[i] = ModelTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	return out
+}
+
+// MissingHandlersError is Executor's refusal; it names every tool that has
+// no handler, sorted (0008.D2).
+type MissingHandlersError struct {
+	Tools []string
+}
+
+func (e *MissingHandlersError) Error() string {
+	noun := "tool has"
+	if len(e.Tools) > 1 {
+		noun = "tools have"
+	}
+	return fmt.Sprintf("tool registry: cannot derive an executor: %d %s no handler: %s. Give each ToolSpec a Handler, "+
+		"narrow the registry with RestrictTo to tools that have one, or pass your own action executor instead of Executor()",
+		len(e.Tools), noun, strings.Join(e.Tools, ", "))
+}
+
+// Executor derives the registry's action executor. It checks every spec at
+// this moment and refuses when any lacks a handler, so a missing handler
+// fails at assembly rather than at the step that happens to call it.
+func (r *ToolRegistry) Executor() (*RegistryExecutor, error) {
+	var missing []string
+	for _, s := range r.specs {
+		if s.Handler == nil {
+			missing = append(missing, s.Name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, &MissingHandlersError{Tools: missing}
+	}
+	return &RegistryExecutor{registry: r}, nil
+}
+
+// SameTools reports whether two registries hold the same specs under the
+// same names; a narrowed registry built twice from one parent is the same.
+func (r *ToolRegistry) SameTools(o *ToolRegistry) bool {
+	if r == nil || o == nil || len(r.specs) != len(o.specs) {
+		return r == o
+	}
+	for name, i := range r.byName {
+		j, ok := o.byName[name]
+		if !ok || o.specs[j] != r.specs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

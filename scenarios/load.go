@@ -1,0 +1,311 @@
+package scenarios
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/polyloop/polyloop-conform/internal/schema"
+)
+
+//go:embed *.yaml scenario.schema.json
+var embedded embed.FS
+
+// Embedded returns the scenarios built into the binary.
+func Embedded() fs.FS { return embedded }
+
+// SchemaFile is the scenario schema's file name.
+const SchemaFile = "scenario.schema.json"
+
+// MaxFileBytes bounds a scenario file; larger files are refused unread.
+const MaxFileBytes = 1 << 20
+
+// maxNodes bounds the YAML nodes visited, so alias bombs fail fast.
+const maxNodes = 200_000
+
+// IDPattern is what a scenario ID looks like; it cannot hold a path
+// separator or "..", so it is safe to use as a file name.
+var IDPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+$`)
+
+var compiled = sync.OnceValues(func() (*schema.Schema, error) {
+	doc, err := embedded.ReadFile(SchemaFile)
+	if err != nil {
+		return nil, err
+	}
+	return schema.Compile(SchemaFile, doc)
+})
+
+// Problem is one thing wrong with a scenario file, at a line.
+type Problem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+// LoadError lists every problem found in one or more scenario files.
+type LoadError struct {
+	Problems []Problem
+}
+
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Parse reads one scenario file. name is the file's path, used in errors
+// and checked against the scenario's id.
+func Parse(name string, data []byte) (*Scenario, error) {
+	fail := func(line int, format string, args ...any) error {
+		return &LoadError{Problems: []Problem{{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}}}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fail(0, "file is %d bytes; scenarios are limited to %d bytes, split it into several scenarios", len(data), MaxFileBytes)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(name, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, fail(0, "file is empty; a scenario needs at least id, title, decisions, level, requires, tools, a request and expect")
+	}
+	root := doc.Content[0]
+	lines := map[string]int{}
+	budget := maxNodes
+	generic, err := toGeneric(root, "", lines, &budget)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			for i := range le.Problems {
+				le.Problems[i].File = name
+			}
+		}
+		return nil, err
+	}
+	sch, err := compiled()
+	if err != nil {
+		return nil, err
+	}
+	if probs := sch.Validate(generic); len(probs) > 0 {
+		le := &LoadError{}
+		for _, p := range probs {
+			le.Problems = append(le.Problems, Problem{File: name, Line: lineOf(lines, p.Pointer), Msg: describe(p)})
+		}
+		return nil, le
+	}
+	var sc Scenario
+	if err := root.Decode(&sc); err != nil {
+		return nil, yamlError(name, err)
+	}
+	sc.File, sc.lines = name, lines
+	if err := check(&sc); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+func describe(p schema.Problem) string {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "(top level)"
+	}
+	return fmt.Sprintf("at %s: %s (see scenarios/scenario.schema.json)", ptr, p.Message)
+}
+
+func lineOf(lines map[string]int, ptr string) int {
+	for p := ptr; ; {
+		if l, ok := lines[p]; ok {
+			return l
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return 0
+		}
+		p = p[:i]
+	}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: (?:unmarshal errors:\n\s*)?line (\d+): (.*)`)
+
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return &LoadError{Problems: []Problem{{File: name, Line: n, Msg: "YAML: " + m[2]}}}
+	}
+	return &LoadError{Problems: []Problem{{File: name, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ")}}}
+}
+
+// toGeneric turns a YAML node into JSON-like values for schema validation
+// and records the line of every JSON pointer.
+func toGeneric(n *yaml.Node, ptr string, lines map[string]int, budget *int) (any, error) {
+	*budget--
+	if *budget < 0 {
+		return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: fmt.Sprintf("more than %d YAML nodes (aliases expanded); simplify the file", maxNodes)}}}
+	}
+	lines[ptr] = n.Line
+	switch n.Kind {
+	case yaml.AliasNode:
+		return toGeneric(n.Alias, ptr, lines, budget)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				return nil, &LoadError{Problems: []Problem{{Line: k.Line, Msg: "mapping keys must be plain strings"}}}
+			}
+			if _, dup := m[k.Value]; dup {
+				return nil, &LoadError{Problems: []Problem{{Line: k.Line, Msg: fmt.Sprintf("key %q appears twice in the same mapping", k.Value)}}}
+			}
+			child := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k.Value, "~", "~0"), "/", "~1")
+			val, err := toGeneric(v, child, lines, budget)
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = val
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for i, c := range n.Content {
+			val, err := toGeneric(c, ptr+"/"+strconv.Itoa(i), lines, budget)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, val)
+		}
+		return s, nil
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: "YAML: " + err.Error()}}}
+		}
+		switch x := v.(type) {
+		case int:
+			return json.Number(strconv.Itoa(x)), nil
+		case int64:
+			return json.Number(strconv.FormatInt(x, 10)), nil
+		case uint64:
+			return json.Number(strconv.FormatUint(x, 10)), nil
+		case float64:
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: "numbers must be finite"}}}
+			}
+			return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), nil
+		}
+		return v, nil
+	}
+	return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: "unsupported YAML node"}}}
+}
+
+// check applies the rules a schema cannot express.
+func check(sc *Scenario) error {
+	var probs []Problem
+	add := func(ptr, format string, args ...any) {
+		probs = append(probs, Problem{File: sc.File, Line: sc.Line(ptr), Msg: fmt.Sprintf(format, args...)})
+	}
+	if sc.File != "" {
+		stem := strings.TrimSuffix(path.Base(sc.File), path.Ext(sc.File))
+		if stem != sc.ID {
+			add("/id", "id %q does not match the file name %q; name the file %s.yaml", sc.ID, path.Base(sc.File), sc.ID)
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range sc.Tools {
+		if seen[t.Name] && !strings.HasPrefix(sc.ID, "registry.duplicate") {
+			add(fmt.Sprintf("/tools/%d/name", i), "tool %q is declared twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	names := map[string]bool{}
+	for i, r := range sc.Phases {
+		if names[r.Name] {
+			add(fmt.Sprintf("/phases/%d/name", i), "phase name %q is used twice", r.Name)
+		}
+		names[r.Name] = true
+	}
+	for i, r := range sc.Runs() {
+		base := "/request"
+		if sc.Request == nil {
+			base = fmt.Sprintf("/phases/%d", i)
+		}
+		if r.Executor == ExecutorProject && len(r.ProjectExecutor) == 0 {
+			add(base+"/executor", "executor: project needs a project_executor script")
+		}
+		if r.Executor != ExecutorProject && len(r.ProjectExecutor) > 0 {
+			add(base+"/project_executor", "project_executor is only used with executor: project")
+		}
+	}
+	if sc.Faults.Crash != nil && sc.Request == nil {
+		add("/faults/crash", "crash faults apply to single-request scenarios only")
+	}
+	if sc.Faults.TornTail && sc.Faults.Crash == nil {
+		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
+	}
+	if sc.Expect.AssemblyError != nil && sc.Expect.End != nil {
+		add("/expect", "expect both an assembly error and an end; a refused run has no end")
+	}
+	if len(probs) > 0 {
+		return &LoadError{Problems: probs}
+	}
+	return nil
+}
+
+// LoadAll reads every *.yaml file at the top of fsys, sorted by name, and
+// refuses duplicate IDs. All problems of all files are reported together.
+func LoadAll(fsys fs.FS) ([]*Scenario, error) {
+	names, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []*Scenario
+	le := &LoadError{}
+	ids := map[string]string{}
+	for _, n := range names {
+		data, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			le.Problems = append(le.Problems, Problem{File: n, Msg: err.Error()})
+			continue
+		}
+		sc, err := Parse(n, data)
+		if err != nil {
+			var e *LoadError
+			if errors.As(err, &e) {
+				le.Problems = append(le.Problems, e.Problems...)
+				continue
+			}
+			return nil, err
+		}
+		if prev, dup := ids[sc.ID]; dup {
+			le.Problems = append(le.Problems, Problem{File: n, Line: sc.Line("/id"), Msg: fmt.Sprintf("id %q is already used by %s", sc.ID, prev)})
+			continue
+		}
+		ids[sc.ID] = n
+		out = append(out, sc)
+	}
+	if len(le.Problems) > 0 {
+		return nil, le
+	}
+	return out, nil
+}

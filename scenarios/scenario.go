@@ -1,0 +1,237 @@
+package scenarios
+
+// Scenario is one conformance check, as written in its YAML file.
+type Scenario struct {
+	ID          string     `yaml:"id" json:"id"`
+	Title       string     `yaml:"title" json:"title"`
+	Description string     `yaml:"description,omitempty" json:"description,omitempty"`
+	Decisions   []string   `yaml:"decisions" json:"decisions"`
+	Level       string     `yaml:"level" json:"level"`
+	Requires    []string   `yaml:"requires" json:"requires"`
+	Tools       []Tool     `yaml:"tools" json:"tools"`
+	Definition  Definition `yaml:"definition" json:"definition"`
+	Request     *Request   `yaml:"request,omitempty" json:"request,omitempty"`
+	Phases      []Request  `yaml:"phases,omitempty" json:"phases,omitempty"`
+	Faults      Faults     `yaml:"faults,omitempty" json:"faults,omitempty"`
+	Expect      Expect     `yaml:"expect" json:"expect"`
+
+	// File is where the scenario was loaded from ("" for values built in code).
+	File string `yaml:"-" json:"-"`
+	// lines maps JSON pointers inside the file to their line numbers.
+	lines map[string]int
+}
+
+// Line returns the line of the node at a JSON pointer, or of its nearest
+// ancestor that has one; 0 when unknown.
+func (s *Scenario) Line(pointer string) int {
+	for p := pointer; ; {
+		if l, ok := s.lines[p]; ok {
+			return l
+		}
+		i := lastSlash(p)
+		if i < 0 {
+			return 0
+		}
+		p = p[:i]
+	}
+}
+
+func lastSlash(p string) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Runs returns the scenario's requests: the single request, or the phases.
+func (s *Scenario) Runs() []Request {
+	if s.Request != nil {
+		return []Request{*s.Request}
+	}
+	return s.Phases
+}
+
+// Tool declares one tool and its fake handler.
+type Tool struct {
+	Name         string         `yaml:"name" json:"name"`
+	Description  string         `yaml:"description,omitempty" json:"description,omitempty"`
+	Parameters   map[string]any `yaml:"parameters,omitempty" json:"parameters,omitempty"`
+	Replay       string         `yaml:"replay,omitempty" json:"replay,omitempty"`
+	CompletesRun bool           `yaml:"completes_run,omitempty" json:"completes_run,omitempty"`
+	// Handler lists the fake handler's behaviour per call; the last entry
+	// repeats. Empty means the spec has no handler.
+	Handler Behaviours `yaml:"handler,omitempty" json:"handler,omitempty"`
+}
+
+// Behaviour is what a fake handler does on one call; exactly one field is set.
+type Behaviour struct {
+	Return   *string     `yaml:"return,omitempty" json:"return,omitempty"`
+	Echo     bool        `yaml:"echo,omitempty" json:"echo,omitempty"`
+	Error    *NamedError `yaml:"error,omitempty" json:"error,omitempty"`
+	EnvError *string     `yaml:"env_error,omitempty" json:"env_error,omitempty"`
+	Block    bool        `yaml:"block,omitempty" json:"block,omitempty"`
+}
+
+// NamedError is an error of a named type (e.g. Python's ValueError).
+type NamedError struct {
+	Type    string `yaml:"type" json:"type"`
+	Message string `yaml:"message" json:"message"`
+}
+
+// Definition is the run definition shared by every request of a scenario.
+type Definition struct {
+	RunFragment         string `yaml:"run_fragment,omitempty" json:"run_fragment,omitempty"`
+	GoalFragment        string `yaml:"goal_fragment,omitempty" json:"goal_fragment,omitempty"`
+	ObservationTemplate string `yaml:"observation_template,omitempty" json:"observation_template,omitempty"`
+}
+
+// Request is one run: its budget, visible tools, executor, and the model's
+// scripted outputs.
+type Request struct {
+	Name            string              `yaml:"name,omitempty" json:"name,omitempty"`
+	Budget          Budget              `yaml:"budget" json:"budget"`
+	VisibleTools    []string            `yaml:"visible_tools,omitempty" json:"visible_tools,omitempty"`
+	Executor        string              `yaml:"executor,omitempty" json:"executor,omitempty"`
+	ProjectExecutor []ScriptedOutcome   `yaml:"project_executor,omitempty" json:"project_executor,omitempty"`
+	Synthetic       Synthetic           `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
+	Injections      map[string][]string `yaml:"injections,omitempty" json:"injections,omitempty"`
+	Language        string              `yaml:"language,omitempty" json:"language,omitempty"`
+	MeasureUnknown  []string            `yaml:"measure_unknown,omitempty" json:"measure_unknown,omitempty"`
+	Model           []ModelTurn         `yaml:"model" json:"model"`
+}
+
+// Executor kinds a request may name.
+const (
+	ExecutorRegistry     = "registry"      // Executor() of the visible registry (default)
+	ExecutorFullRegistry = "full_registry" // Executor() of the unrestricted registry
+	ExecutorProject      = "project"       // the project's own executor, scripted
+)
+
+// Budget holds the two caps.
+type Budget struct {
+	MaxEffectiveSteps int `yaml:"max_effective_steps" json:"max_effective_steps"`
+	MaxTotalSteps     int `yaml:"max_total_steps" json:"max_total_steps"`
+}
+
+// Synthetic are the request's SyntheticObservations texts.
+type Synthetic struct {
+	NotExecuted string `yaml:"not_executed,omitempty" json:"not_executed,omitempty"`
+	EnvError    string `yaml:"env_error,omitempty" json:"env_error,omitempty"`
+}
+
+// ScriptedOutcome is one answer of the scripted project executor.
+type ScriptedOutcome struct {
+	Status                    string `yaml:"status" json:"status"`
+	Observation               string `yaml:"observation" json:"observation"`
+	ObservationIsSynthetic    bool   `yaml:"observation_is_synthetic,omitempty" json:"observation_is_synthetic,omitempty"`
+	EnvReportedCompletion     bool   `yaml:"env_reported_completion,omitempty" json:"env_reported_completion,omitempty"`
+	ObservationTruncatedChars int    `yaml:"observation_truncated_chars,omitempty" json:"observation_truncated_chars,omitempty"`
+}
+
+// ModelTurn is the model's scripted output for one step: text, or a call
+// that blocks until the run is cancelled.
+type ModelTurn struct {
+	Output string `yaml:"output,omitempty" json:"output,omitempty"`
+	Block  bool   `yaml:"block,omitempty" json:"block,omitempty"`
+}
+
+// Faults are injected failures.
+type Faults struct {
+	Sink     string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
+	Crash    *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
+	TornTail bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
+}
+
+// CrashSpec names the journal write point at which the process dies.
+type CrashSpec struct {
+	When   string `yaml:"when" json:"when"` // before or after
+	Record string `yaml:"record" json:"record"`
+	Step   int    `yaml:"step,omitempty" json:"step,omitempty"`
+}
+
+// Expect is the hand-written oracle.
+type Expect struct {
+	AssemblyError     *ExpectAssembly    `yaml:"assembly_error,omitempty" json:"assembly_error,omitempty"`
+	End               *ExpectEnd         `yaml:"end,omitempty" json:"end,omitempty"`
+	Steps             *int               `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Step              []ExpectStep       `yaml:"step,omitempty" json:"step,omitempty"`
+	HandlerCalls      map[string]int     `yaml:"handler_calls,omitempty" json:"handler_calls,omitempty"`
+	ModelCalls        *int               `yaml:"model_calls,omitempty" json:"model_calls,omitempty"`
+	Phases            []ExpectPhase      `yaml:"phases,omitempty" json:"phases,omitempty"`
+	ModelInput        []ExpectModelInput `yaml:"model_input,omitempty" json:"model_input,omitempty"`
+	EventSinkFailures *int               `yaml:"event_sink_failures,omitempty" json:"event_sink_failures,omitempty"`
+	Events            []ExpectEvent      `yaml:"events,omitempty" json:"events,omitempty"`
+	Fields            map[string]any     `yaml:"fields,omitempty" json:"fields,omitempty"`
+}
+
+// ExpectAssembly expects the run to be refused at assembly.
+type ExpectAssembly struct {
+	Kind  string   `yaml:"kind" json:"kind"`
+	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
+}
+
+// ExpectEnd expects how the run ends.
+type ExpectEnd struct {
+	Reason         string `yaml:"reason" json:"reason"`
+	EffectiveSteps *int   `yaml:"effective_steps,omitempty" json:"effective_steps,omitempty"`
+	TotalSteps     *int   `yaml:"total_steps,omitempty" json:"total_steps,omitempty"`
+	DetailStep     *int   `yaml:"detail_step,omitempty" json:"detail_step,omitempty"`
+	DetailTool     string `yaml:"detail_tool,omitempty" json:"detail_tool,omitempty"`
+	DetailDuring   string `yaml:"detail_during,omitempty" json:"detail_during,omitempty"`
+}
+
+// ExpectStep expects fields of one step (1-based index; phase for
+// multi-phase scenarios).
+type ExpectStep struct {
+	Index                     int      `yaml:"index" json:"index"`
+	Phase                     string   `yaml:"phase,omitempty" json:"phase,omitempty"`
+	Status                    string   `yaml:"status,omitempty" json:"status,omitempty"`
+	Observation               *string  `yaml:"observation,omitempty" json:"observation,omitempty"`
+	ObservationContains       string   `yaml:"observation_contains,omitempty" json:"observation_contains,omitempty"`
+	ObservationIsSynthetic    *bool    `yaml:"observation_is_synthetic,omitempty" json:"observation_is_synthetic,omitempty"`
+	EnvReportedCompletion     *bool    `yaml:"env_reported_completion,omitempty" json:"env_reported_completion,omitempty"`
+	ObservationTruncatedChars *int     `yaml:"observation_truncated_chars,omitempty" json:"observation_truncated_chars,omitempty"`
+	HistoryObservation        *string  `yaml:"history_observation,omitempty" json:"history_observation,omitempty"`
+	ActionKind                string   `yaml:"action_kind,omitempty" json:"action_kind,omitempty"`
+	Tool                      string   `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Arguments                 any      `yaml:"arguments,omitempty" json:"arguments,omitempty"`
+	Repairs                   []string `yaml:"repairs,omitempty" json:"repairs,omitempty"`
+	Replayed                  *bool    `yaml:"replayed,omitempty" json:"replayed,omitempty"`
+	EffectiveSteps            *int     `yaml:"effective_steps,omitempty" json:"effective_steps,omitempty"`
+	TotalSteps                *int     `yaml:"total_steps,omitempty" json:"total_steps,omitempty"`
+}
+
+// ExpectPhase expects one phase's end.
+type ExpectPhase struct {
+	Name           string `yaml:"name" json:"name"`
+	Reason         string `yaml:"reason" json:"reason"`
+	EffectiveSteps *int   `yaml:"effective_steps,omitempty" json:"effective_steps,omitempty"`
+	TotalSteps     *int   `yaml:"total_steps,omitempty" json:"total_steps,omitempty"`
+}
+
+// ExpectModelInput expects the exact messages sent at one step.
+type ExpectModelInput struct {
+	Step     int             `yaml:"step" json:"step"`
+	Phase    string          `yaml:"phase,omitempty" json:"phase,omitempty"`
+	Messages []ExpectMessage `yaml:"messages" json:"messages"`
+}
+
+// ExpectMessage is one expected model input message.
+type ExpectMessage struct {
+	Role    string `yaml:"role" json:"role"`
+	Content string `yaml:"content" json:"content"`
+}
+
+// ExpectEvent expects an event of a type to exist, with some fields.
+type ExpectEvent struct {
+	Type        string   `yaml:"type" json:"type"`
+	Step        int      `yaml:"step,omitempty" json:"step,omitempty"`
+	RawOutput   string   `yaml:"raw_output,omitempty" json:"raw_output,omitempty"`
+	Decision    any      `yaml:"decision,omitempty" json:"decision,omitempty"`
+	Repairs     []string `yaml:"repairs,omitempty" json:"repairs,omitempty"`
+	Status      string   `yaml:"status,omitempty" json:"status,omitempty"`
+	ErrorType   string   `yaml:"error_type,omitempty" json:"error_type,omitempty"`
+	Observation string   `yaml:"executor_observation,omitempty" json:"executor_observation,omitempty"`
+}

@@ -1,0 +1,207 @@
+package trajectories
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Format is the value of every v1 trajectory's "format" field.
+const Format = "polyloop.trajectory/v1"
+
+// Trajectory is one scenario's recorded run. Field names are the spec's.
+type Trajectory struct {
+	Format            string         `json:"format"`
+	Scenario          string         `json:"scenario"`
+	AssemblyError     *AssemblyError `json:"assembly_error"`
+	Steps             []Step         `json:"steps"`
+	HandlerCalls      []HandlerCall  `json:"handler_calls"`
+	ModelCalls        int            `json:"model_calls"`
+	Events            []Event        `json:"events"`
+	EventSinkFailures int            `json:"event_sink_failures"`
+	End               *End           `json:"end"`
+	Phases            []PhaseEnd     `json:"phases,omitempty"`
+	Resume            *Resume        `json:"resume,omitempty"`
+}
+
+// AssemblyError is a run that was refused before any model call.
+type AssemblyError struct {
+	Kind    string   `json:"kind"`
+	Tools   []string `json:"tools"`
+	Message string   `json:"message"`
+}
+
+// Message is one model input entry.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Action is the decision taken from the model output.
+type Action struct {
+	Kind string `json:"kind"`
+	Tool string `json:"tool,omitempty"`
+	// Arguments is absent when the call had no arguments object at all.
+	Arguments any      `json:"arguments,omitempty"`
+	Code      string   `json:"code,omitempty"`
+	Repairs   []string `json:"repairs"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// Outcome is the ActionOutcome with its five spec field names.
+type Outcome struct {
+	Status                    string `json:"status"`
+	Observation               string `json:"observation"`
+	ObservationIsSynthetic    bool   `json:"observation_is_synthetic"`
+	EnvReportedCompletion     bool   `json:"env_reported_completion"`
+	ObservationTruncatedChars int    `json:"observation_truncated_chars"`
+}
+
+// Counters are the two step counts after a step.
+type Counters struct {
+	EffectiveSteps int `json:"effective_steps"`
+	TotalSteps     int `json:"total_steps"`
+}
+
+// Step is one settled step. Index is 1-based within its phase.
+type Step struct {
+	Index              int       `json:"index"`
+	Phase              string    `json:"phase,omitempty"`
+	ModelInput         []Message `json:"model_input"`
+	ContextSize        int       `json:"context_size"`
+	ModelOutput        string    `json:"model_output"`
+	Action             Action    `json:"action"`
+	Outcome            Outcome   `json:"outcome"`
+	HistoryObservation string    `json:"history_observation"`
+	Counters           Counters  `json:"counters"`
+	Replayed           bool      `json:"replayed"`
+}
+
+// HandlerCall is one call of a tool handler, as the runner's fakes saw it.
+type HandlerCall struct {
+	Phase     string         `json:"phase,omitempty"`
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	Released  bool           `json:"released,omitempty"`
+}
+
+// Event is one audit event.
+type Event struct {
+	Type        string         `json:"type"`
+	Phase       string         `json:"phase,omitempty"`
+	Step        int            `json:"step,omitempty"`
+	RawOutput   string         `json:"raw_output,omitempty"`
+	Decision    map[string]any `json:"decision,omitempty"`
+	Repairs     []string       `json:"repairs,omitempty"`
+	Tool        string         `json:"tool,omitempty"`
+	Status      string         `json:"status,omitempty"`
+	Observation string         `json:"executor_observation,omitempty"`
+	ErrorType   string         `json:"error_type,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	Replayed    bool           `json:"replayed,omitempty"`
+}
+
+// EndDetail locates an interruption.
+type EndDetail struct {
+	Step   int    `json:"step"`
+	During string `json:"during,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+}
+
+// End is how the (last) run ended.
+type End struct {
+	Reason         string     `json:"reason"`
+	EffectiveSteps int        `json:"effective_steps"`
+	TotalSteps     int        `json:"total_steps"`
+	Detail         *EndDetail `json:"detail,omitempty"`
+}
+
+// PhaseEnd is the end of one phase of a multi-run scenario.
+type PhaseEnd struct {
+	Name string `json:"name"`
+	End  End    `json:"end"`
+}
+
+// Resume describes a crash-and-resume scenario's recovery.
+type Resume struct {
+	CrashPoint   string `json:"crash_point"`
+	From         string `json:"from"`
+	ReplayedStep int    `json:"replayed_step,omitempty"`
+	TornTail     bool   `json:"torn_tail,omitempty"`
+}
+
+// Marshal renders a trajectory the way goldens are stored: two-space
+// indent, no HTML escaping, trailing newline.
+func Marshal(t *Trajectory) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+//go:embed *.json
+var embedded embed.FS
+
+// Goldens returns the embedded golden trajectories keyed by scenario ID.
+func Goldens() (map[string][]byte, error) { return readGoldens(embedded) }
+
+// GoldensFromDir reads golden trajectories from a directory on disk.
+func GoldensFromDir(dir string) (map[string][]byte, error) { return readGoldens(os.DirFS(dir)) }
+
+func readGoldens(fsys fs.FS) (map[string][]byte, error) {
+	names, err := fs.Glob(fsys, "*.json")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := map[string][]byte{}
+	for _, n := range names {
+		if n == SchemaFile {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, fmt.Errorf("read golden %s: %w", n, err)
+		}
+		out[strings.TrimSuffix(n, ".json")] = b
+	}
+	return out, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so a crash never leaves a half-written golden.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
