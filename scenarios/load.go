@@ -230,13 +230,8 @@ func check(sc *Scenario) error {
 			add("/id", "id %q does not match the file name %q; name the file %s.yaml", sc.ID, path.Base(sc.File), sc.ID)
 		}
 	}
-	seen := map[string]bool{}
-	for i, t := range sc.Tools {
-		if seen[t.Name] && !strings.HasPrefix(sc.ID, "registry.duplicate") {
-			add(fmt.Sprintf("/tools/%d/name", i), "tool %q is declared twice", t.Name)
-		}
-		seen[t.Name] = true
-	}
+	// Duplicate tool names are not refused here: registry construction
+	// must refuse them, and registry.duplicate-name checks that it does.
 	names := map[string]bool{}
 	for i, r := range sc.Phases {
 		if names[r.Name] {
