@@ -142,6 +142,15 @@ type Faults struct {
 	Sink     string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
 	Crash    *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
 	TornTail bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
+	// JournalError makes one journal write fail with an errno.
+	JournalError *JournalError `yaml:"journal_error,omitempty" json:"journal_error,omitempty"`
+}
+
+// JournalError names a journal write and the file-system error it gets.
+type JournalError struct {
+	Record string `yaml:"record" json:"record"`
+	Step   int    `yaml:"step,omitempty" json:"step,omitempty"`
+	Errno  string `yaml:"errno" json:"errno"`
 }
 
 // CrashSpec names the journal write point at which the process dies.
@@ -154,6 +163,7 @@ type CrashSpec struct {
 // Expect is the hand-written oracle.
 type Expect struct {
 	AssemblyError     *ExpectAssembly    `yaml:"assembly_error,omitempty" json:"assembly_error,omitempty"`
+	RunError          string             `yaml:"run_error,omitempty" json:"run_error,omitempty"`
 	End               *ExpectEnd         `yaml:"end,omitempty" json:"end,omitempty"`
 	Steps             *int               `yaml:"steps,omitempty" json:"steps,omitempty"`
 	Step              []ExpectStep       `yaml:"step,omitempty" json:"step,omitempty"`

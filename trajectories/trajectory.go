@@ -27,7 +27,14 @@ type Trajectory struct {
 	EventSinkFailures int            `json:"event_sink_failures"`
 	End               *End           `json:"end"`
 	Phases            []PhaseEnd     `json:"phases,omitempty"`
+	RunError          *RunError      `json:"run_error,omitempty"`
 	Resume            *Resume        `json:"resume,omitempty"`
+}
+
+// RunError is an error the run stopped with instead of an end.
+type RunError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
 }
 
 // AssemblyError is a run that was refused before any model call.

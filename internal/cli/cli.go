@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"validate": {"check scenario or trajectory files against their schemas", validateCmd},
 		"diff":     {"field-by-field diff of two trajectories", diffCmd},
 		"verify":   {"check recorded trajectories against the goldens", verifyCmd},
+		"coverage": {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
 	}
 }
 

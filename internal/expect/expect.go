@@ -77,6 +77,10 @@ func Check(sc *scenarios.Scenario, doc any) []Failure {
 	} else {
 		c.value("assembly_error", nil)
 	}
+	if e.RunError != "" {
+		c.value("run_error.kind", e.RunError)
+		c.value("end", nil)
+	}
 	if e.End != nil {
 		c.value("end.reason", e.End.Reason)
 		optional(c, "end.effective_steps", e.End.EffectiveSteps)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/reference/action"
@@ -66,10 +67,21 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 		rec := &events.Recorder{}
 		opts := run.Options{Model: run.ModelFunc(modelFor(env, i)), Sinks: sinks(rec, sc.Faults.Sink)}
 		var res *run.Result
-		if sc.Faults.Crash != nil || o.Crash != nil {
+		switch {
+		case sc.Faults.Crash != nil || o.Crash != nil:
 			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, opts, &rec)
-		} else {
+		case sc.Faults.JournalError != nil:
+			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
+		default:
 			res, err = run.Run(ctx, req, opts)
+		}
+		var we *journal.WriteError
+		if errors.As(err, &we) {
+			// The path is volatile; the rest of the error is what conformance checks.
+			tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
+			appendResult(tr, r.Name, multi(sc), &run.Result{}, rec.Events())
+			tr.End = nil
+			return tr, nil
 		}
 		if err != nil {
 			return nil, err
@@ -152,6 +164,25 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	}
 	info := &trajectories.Resume{CrashPoint: point.String(), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
 	return res, info, nil
+}
+
+// Errnos a journal_error fault may name.
+var errnos = map[string]error{"ENOSPC": syscall.ENOSPC, "EACCES": syscall.EACCES, "EIO": syscall.EIO}
+
+func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, f *scenarios.JournalError, root string) (*run.Result, error) {
+	dir, err := os.MkdirTemp(root, "polyloop-journal-*")
+	if err != nil {
+		return nil, fmt.Errorf("create journal directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	opts.JournalDir = filepath.Join(dir, "run")
+	opts.JournalWriteFault = func(p journal.Point) error {
+		if p.Type == f.Record && (f.Step == 0 || f.Step == p.Step) {
+			return errnos[f.Errno]
+		}
+		return nil
+	}
+	return run.Run(ctx, req, opts)
 }
 
 // tearTail appends the first half of a record, as a write cut short by a

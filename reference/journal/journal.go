@@ -60,16 +60,43 @@ func (p Point) String() string {
 // unchanged. Crash injection uses it.
 type Hook func(Point) error
 
-// Writer appends records to one run's journal.
-type Writer struct {
-	f    *os.File
-	path string
-	seq  int
-	hook Hook
+// Options are a writer's test seams.
+type Options struct {
+	// Hook is called before and after every write (crash injection).
+	Hook Hook
+	// WriteFault, when it returns an error for a point, makes that write
+	// fail as if the file system had answered with the error (ENOSPC,
+	// EACCES …), so tests reach the real error path without filling a disk.
+	WriteFault func(Point) error
 }
 
+// Writer appends records to one run's journal.
+type Writer struct {
+	f     *os.File
+	path  string
+	seq   int
+	hook  Hook
+	fault func(Point) error
+}
+
+// WriteError is a failed append: the record may be missing or torn, and
+// the run must stop rather than go on with a shorter journal (0002.D6).
+type WriteError struct {
+	Path   string
+	Seq    int
+	Type   string
+	During string // write or fsync
+	Err    error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("journal %s: %s of record %d (%s) failed: %v; the run stopped so that the journal is not silently shorter", e.Path, e.During, e.Seq, e.Type, e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // Create starts a new journal in dir, which must not hold one yet.
-func Create(dir string, hook Hook) (*Writer, error) {
+func Create(dir string, o Options) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("journal: create run directory: %w", err)
 	}
@@ -82,13 +109,13 @@ func Create(dir string, hook Hook) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Writer{f: f, path: path, hook: hook}, nil
+	return &Writer{f: f, path: path, hook: o.Hook, fault: o.WriteFault}, nil
 }
 
 // Reopen continues an existing journal after Read. validBytes is where the
 // last intact record ends; anything after it (a torn tail) is cut off first,
 // so new records never follow garbage.
-func Reopen(dir string, validBytes int64, records int, hook Hook) (*Writer, error) {
+func Reopen(dir string, validBytes int64, records int, o Options) (*Writer, error) {
 	path := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0o644)
 	if err != nil {
@@ -106,7 +133,7 @@ func Reopen(dir string, validBytes int64, records int, hook Hook) (*Writer, erro
 		f.Close()
 		return nil, fmt.Errorf("journal: sync %s: %w", path, err)
 	}
-	return &Writer{f: f, path: path, seq: records, hook: hook}, nil
+	return &Writer{f: f, path: path, seq: records, hook: o.Hook, fault: o.WriteFault}, nil
 }
 
 // Path returns the journal file's path.
@@ -125,15 +152,21 @@ func (w *Writer) Append(r Record) error {
 	if err != nil {
 		return fmt.Errorf("journal %s: encode %s record: %w", w.path, r.Type, err)
 	}
-	n, err := w.f.Write(line)
-	if err == nil && n != len(line) {
-		err = io.ErrShortWrite
+	var n int
+	if w.fault != nil {
+		err = w.fault(p)
+	}
+	if err == nil {
+		n, err = w.f.Write(line)
+		if err == nil && n != len(line) {
+			err = io.ErrShortWrite
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("journal %s: write record %d (%s): %w; the journal may end in a torn record, which Read reports", w.path, p.Seq, r.Type, err)
+		return &WriteError{Path: w.path, Seq: p.Seq, Type: r.Type, During: "write", Err: err}
 	}
 	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("journal %s: fsync record %d (%s): %w", w.path, p.Seq, r.Type, err)
+		return &WriteError{Path: w.path, Seq: p.Seq, Type: r.Type, During: "fsync", Err: err}
 	}
 	w.seq++
 	if w.hook != nil {

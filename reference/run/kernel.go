@@ -78,6 +78,12 @@ type Options struct {
 	// JournalDir enables the step journal; empty means no journal.
 	JournalDir  string
 	JournalHook journal.Hook
+	// JournalWriteFault simulates file-system errors (see journal.Options).
+	JournalWriteFault func(journal.Point) error
+}
+
+func (o Options) journalOptions() journal.Options {
+	return journal.Options{Hook: o.JournalHook, WriteFault: o.JournalWriteFault}
 }
 
 type kernel struct {
@@ -95,7 +101,7 @@ type kernel struct {
 func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	k := &kernel{req: req, opts: opts, stream: events.NewStream(opts.Sinks...)}
 	if opts.JournalDir != "" {
-		w, err := journal.Create(opts.JournalDir, opts.JournalHook)
+		w, err := journal.Create(opts.JournalDir, opts.journalOptions())
 		if err != nil {
 			return nil, err
 		}

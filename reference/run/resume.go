@@ -60,7 +60,7 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	if len(k.steps) > 0 || pendingOutput != nil {
 		info.From = "step"
 	}
-	w, err := journal.Reopen(opts.JournalDir, contents.ValidBytes, len(contents.Records), opts.JournalHook)
+	w, err := journal.Reopen(opts.JournalDir, contents.ValidBytes, len(contents.Records), opts.journalOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,172 @@
+// Package decisions reads the machine-readable decision records in
+// docs/design (format described in docs/design/README.md) and checks
+// scenarios against them.
+package decisions
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Decision is one decision record.
+type Decision struct {
+	ID             string
+	Title          string
+	Level          string // MUST or SHOULD
+	Status         string // accepted or superseded
+	SupersededBy   string
+	Upstream       string // e.g. "0008 决策四"
+	Interpretation bool
+	File           string
+	Line           int
+	// Text is the record's body, heading included, up to the next decision
+	// heading; the gate compares it between revisions.
+	Text string
+}
+
+// Accepted reports whether the decision is in force.
+func (d Decision) Accepted() bool { return d.Status == "accepted" }
+
+var (
+	headingRe = regexp.MustCompile(`^#{2,4} ([0-9]{4}\.D[0-9]+(?:\.[a-z0-9-]+)*) — (.+)$`)
+	looksLike = regexp.MustCompile(`^#{2,4} [0-9]{4}\.D`)
+	metaRe    = regexp.MustCompile(`^- (level|status|upstream|interpretation): (.*)$`)
+)
+
+// Parse reads one design record file.
+func Parse(name string, data []byte) ([]Decision, error) {
+	var out []Decision
+	var cur *Decision
+	var body []string
+	flush := func() {
+		if cur != nil {
+			cur.Text = strings.TrimSpace(strings.Join(body, "\n"))
+			out = append(out, *cur)
+		}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	n := 0
+	inMeta := false
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if m := headingRe.FindStringSubmatch(line); m != nil {
+			flush()
+			cur = &Decision{ID: m[1], Title: m[2], File: name, Line: n}
+			body = []string{line}
+			inMeta = true
+			continue
+		}
+		if looksLike.MatchString(line) {
+			return nil, fmt.Errorf("%s:%d: heading looks like a decision but is not `### NNNN.Dk[.refinement] — Title` (em dash, lower-case refinements)", name, n)
+		}
+		if cur == nil {
+			continue
+		}
+		if strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "#####") {
+			// A non-decision heading ends the record's body.
+			flush()
+			cur = nil
+			continue
+		}
+		body = append(body, line)
+		if inMeta {
+			if m := metaRe.FindStringSubmatch(line); m != nil {
+				if err := setMeta(cur, m[1], strings.TrimSpace(m[2])); err != nil {
+					return nil, fmt.Errorf("%s:%d: %s: %w", name, n, cur.ID, err)
+				}
+				continue
+			}
+			inMeta = false
+		}
+	}
+	flush()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, d := range out {
+		if d.Level == "" || d.Status == "" {
+			return nil, fmt.Errorf("%s:%d: %s needs `- level: MUST|SHOULD` and `- status: accepted|superseded-by ID` right under its heading", name, d.Line, d.ID)
+		}
+	}
+	return out, nil
+}
+
+func setMeta(d *Decision, key, val string) error {
+	switch key {
+	case "level":
+		if val != "MUST" && val != "SHOULD" {
+			return fmt.Errorf("level %q is neither MUST nor SHOULD", val)
+		}
+		d.Level = val
+	case "status":
+		switch {
+		case val == "accepted":
+			d.Status = val
+		case strings.HasPrefix(val, "superseded-by "):
+			d.Status = "superseded"
+			d.SupersededBy = strings.TrimSpace(strings.TrimPrefix(val, "superseded-by "))
+		default:
+			return fmt.Errorf("status %q is neither accepted nor superseded-by ID", val)
+		}
+	case "upstream":
+		d.Upstream = val
+	case "interpretation":
+		if val != "reference" {
+			return fmt.Errorf("interpretation %q: the only kind is reference", val)
+		}
+		d.Interpretation = true
+	}
+	return nil
+}
+
+// Set is every decision of a design folder, by ID.
+type Set struct {
+	ByID  map[string]Decision
+	Order []string
+}
+
+// Load reads every *.md of fsys except README.md and refuses duplicate IDs.
+func Load(fsys fs.FS) (*Set, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	s := &Set{ByID: map[string]Decision{}}
+	for _, n := range names {
+		if n == "README.md" {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := Parse(n, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if prev, dup := s.ByID[d.ID]; dup {
+				return nil, fmt.Errorf("%s:%d: %s is already defined at %s:%d", n, d.Line, d.ID, prev.File, prev.Line)
+			}
+			s.ByID[d.ID] = d
+			s.Order = append(s.Order, d.ID)
+		}
+	}
+	for _, id := range s.Order {
+		d := s.ByID[id]
+		if d.SupersededBy != "" {
+			if _, ok := s.ByID[d.SupersededBy]; !ok {
+				return nil, fmt.Errorf("%s:%d: %s is superseded by %s, which is not defined", d.File, d.Line, id, d.SupersededBy)
+			}
+		}
+	}
+	return s, nil
+}
