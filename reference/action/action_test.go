@@ -1,0 +1,87 @@
+package action
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseJSON_0003_D6(t *testing.T) {
+	cases := []struct {
+		name    string
+		raw     string
+		tool    string
+		args    map[string]any
+		hasArgs bool
+		repairs []string
+		wantErr string
+	}{
+		{name: "plain", raw: `{"action":{"tool":"a","arguments":{"x":1}}}`, tool: "a", args: map[string]any{"x": json.Number("1")}, hasArgs: true},
+		{name: "fenced with tag", raw: "```json\n{\"action\":{\"tool\":\"a\",\"arguments\":{}}}\n```", tool: "a", args: map[string]any{}, hasArgs: true, repairs: []string{RepairUnfence}},
+		{name: "fenced without tag", raw: "```\n{\"action\":{\"tool\":\"a\",\"arguments\":{}}}\n```", tool: "a", args: map[string]any{}, hasArgs: true, repairs: []string{RepairUnfence}},
+		{name: "flattened", raw: `{"action":{"tool":"a","x":"y"}}`, tool: "a", args: map[string]any{"x": "y"}, hasArgs: true, repairs: []string{RepairCollapseFlattened}},
+		{name: "0003.D6.bare-call stays bare", raw: `{"action":{"tool":"a"}}`, tool: "a", hasArgs: false},
+		{name: "explicit null arguments is not an object", raw: `{"action":{"tool":"a","arguments":null}}`, wantErr: "not an object"},
+		{name: "no action", raw: `{"tool":"a"}`, wantErr: `no "action"`},
+		{name: "action not object", raw: `{"action":"a"}`, wantErr: "not an object"},
+		{name: "empty tool", raw: `{"action":{"tool":""}}`, wantErr: "action.tool"},
+		{name: "prose", raw: `I will read the file.`, wantErr: "expected a JSON object"},
+		{name: "trailing text", raw: `{"action":{"tool":"a","arguments":{}}} thanks`, wantErr: "text follows"},
+		{name: "truncated", raw: `{"action":{"tool":"a"`, wantErr: "invalid JSON"},
+		{name: "reflection not string", raw: `{"reflection":1,"action":{"tool":"a","arguments":{}}}`, wantErr: `"reflection" is not a string`},
+		{name: "deep", raw: `{"action":{"tool":"a","arguments":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}}`, wantErr: "nests deeper"},
+		{name: "brackets in strings do not count as depth", raw: `{"action":{"tool":"a","arguments":{"x":"` + strings.Repeat("[", 100) + `"}}}`, tool: "a", args: map[string]any{"x": strings.Repeat("[", 100)}, hasArgs: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ParseJSON(tc.raw)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !IsParseError(err) {
+					t.Fatalf("err = %v, want a ParseError containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Tool != tc.tool || a.HasArgs != tc.hasArgs || a.Kind != KindToolCall {
+				t.Errorf("got tool %q hasArgs %v kind %s", a.Tool, a.HasArgs, a.Kind)
+			}
+			if tc.hasArgs && !cmp.Equal(a.Arguments, tc.args) {
+				t.Errorf("args: %s", cmp.Diff(tc.args, a.Arguments))
+			}
+			if !cmp.Equal(a.Repairs, tc.repairs) {
+				t.Errorf("repairs = %v, want %v", a.Repairs, tc.repairs)
+			}
+		})
+	}
+}
+
+func TestParseJSON_0003_D7_limits(t *testing.T) {
+	if _, err := ParseJSON(strings.Repeat(" ", MaxOutputBytes+1)); err == nil || !IsParseError(err) {
+		t.Errorf("oversized output accepted: %v", err)
+	}
+}
+
+func TestParseCode_0003_D5(t *testing.T) {
+	a, err := ParseCode("```python\nprint(1)\n```")
+	if err != nil || a.Code != "print(1)" || a.Kind != KindCode || !cmp.Equal(a.Repairs, []string{RepairUnfence}) {
+		t.Errorf("fenced code: %+v %v", a, err)
+	}
+	a, err = ParseCode("x = 1")
+	if err != nil || a.Code != "x = 1" || a.Repairs != nil {
+		t.Errorf("bare code: %+v %v", a, err)
+	}
+	if _, err := ParseCode("   "); err == nil {
+		t.Error("empty code accepted")
+	}
+}
+
+func TestCanonicalJSON_keepsNumbersAsWritten(t *testing.T) {
+	a, _ := ParseJSON(`{"action":{"tool":"a","arguments":{"b":1.50,"a":"<x>"}}}`)
+	if got := CanonicalJSON(a.Arguments); got != `{"a":"<x>","b":1.50}` {
+		t.Errorf("CanonicalJSON = %s", got)
+	}
+}
