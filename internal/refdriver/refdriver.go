@@ -52,7 +52,7 @@ type Options struct {
 // model_calls, which the runner fills from its fakes.
 func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*trajectories.Trajectory, error) {
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
-	def := &run.Definition{RunFragment: sc.Definition.RunFragment, GoalFragment: sc.Definition.GoalFragment, ObservationTemplate: sc.Definition.ObservationTemplate}
+	def := definition(sc)
 	runs := sc.Runs()
 	for i, r := range runs {
 		req, err := BuildRequest(sc, def, i, env)
@@ -129,13 +129,7 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	if inj == nil {
 		inj = fakes.ForSpec(sc.Faults.Crash)
 	}
-	req, err := BuildRequest(sc, def, 0, env)
-	if err != nil {
-		return nil, nil, err
-	}
-	first := opts
-	first.JournalDir, first.JournalHook = dir, inj.Hook
-	res, err := run.Run(ctx, req, first)
+	res, err := journaled(ctx, sc, def, env, opts, dir, inj.Hook, false)
 	point, fired := inj.Fired()
 	switch {
 	case err != nil && !errors.Is(err, fakes.ErrCrash):
@@ -150,20 +144,55 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 			return nil, nil, err
 		}
 	}
-	req2, err := BuildRequest(sc, def, 0, env)
-	if err != nil {
-		return nil, nil, err
-	}
 	*rec = &events.Recorder{}
-	second := opts
-	second.Sinks = sinks(*rec, sc.Faults.Sink)
-	second.JournalDir = dir
-	res, err = run.Resume(ctx, req2, second)
+	opts.Sinks = sinks(*rec, sc.Faults.Sink)
+	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	info := &trajectories.Resume{CrashPoint: point.String(), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
 	return res, info, nil
+}
+
+// journaled runs (or resumes) the single request of sc with a journal in
+// dir, building the request afresh as a new process would.
+func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool) (*run.Result, error) {
+	req, err := BuildRequest(sc, def, 0, env)
+	if err != nil {
+		return nil, err
+	}
+	opts.JournalDir, opts.JournalHook = dir, hook
+	if resume {
+		return run.Resume(ctx, req, opts)
+	}
+	return run.Run(ctx, req, opts)
+}
+
+// Process runs one process's share of a crash-and-resume scenario: the
+// first run (resume false) with a journal in dir and the given hook, or a
+// resume of that journal. The crash-point harness calls it in child
+// processes that it kills.
+func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hook journal.Hook, resume bool) (*trajectories.Trajectory, error) {
+	if sc.Request == nil {
+		return nil, fmt.Errorf("scenario %s has phases; crash exploration runs single-request scenarios", sc.ID)
+	}
+	def := definition(sc)
+	rec := &events.Recorder{}
+	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0)), Sinks: sinks(rec, sc.Faults.Sink)}
+	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume)
+	if err != nil {
+		return nil, err
+	}
+	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
+	appendResult(tr, "", false, res, rec.Events())
+	if res.Resume != nil {
+		tr.Resume = &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+	}
+	return tr, nil
+}
+
+func definition(sc *scenarios.Scenario) *run.Definition {
+	return &run.Definition{RunFragment: sc.Definition.RunFragment, GoalFragment: sc.Definition.GoalFragment, ObservationTemplate: sc.Definition.ObservationTemplate}
 }
 
 // Errnos a journal_error fault may name.

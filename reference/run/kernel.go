@@ -37,6 +37,9 @@ type Step struct {
 	HistoryObservation string              `json:"history_observation"`
 	Counters           Counters            `json:"counters"`
 	Replayed           bool                `json:"replayed"`
+	// ToolCompletedRun is the judge's view of a completes_run call, kept in
+	// the journal so that resume can judge the last step again.
+	ToolCompletedRun bool `json:"tool_completed_run,omitempty"`
 }
 
 // EndDetail says where a run was interrupted, for cancelled and
@@ -269,6 +272,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	k.count.TotalSteps++
 	st.Counters = k.count
 	st.Replayed = mode == settleReplay
+	st.ToolCompletedRun = completed
 	payload, err := json.Marshal(st)
 	if err != nil {
 		return End{}, false, fmt.Errorf("step %d: encode step record: %w", st.Index, err)

@@ -72,6 +72,18 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 		}
 	}
 	k.stream.Emit(events.Event{Type: events.TypeRunResumed, Step: len(k.steps) + 1})
+	if pendingOutput == nil && len(k.steps) > 0 {
+		// The crash may have come between the last result and the end
+		// record: judge that step again rather than ask for another.
+		last := k.steps[len(k.steps)-1]
+		if reason := Judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
+			res, err := k.finish(End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps})
+			if res != nil {
+				res.Resume = info
+			}
+			return res, err
+		}
+	}
 	if pendingOutput != nil {
 		end, done, err := k.resumePending(ctx, pendingOutput, pendingIntent, info)
 		if err != nil {
