@@ -1,0 +1,274 @@
+package crashpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Report is what exploring one scenario found.
+type Report struct {
+	Scenario string
+	Points   int
+	Replays  int // crash points after which a SAFE action ran again
+	Unknown  int // crash points that ended resume_outcome_unknown
+	Failures []string
+}
+
+// Eligible reports whether a scenario can be explored: one request, a
+// journal-capable run, and no faults that fight the kill.
+func Eligible(sc *scenarios.Scenario) bool {
+	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Expect.AssemblyError != nil {
+		return false
+	}
+	for _, m := range sc.Request.Model {
+		if m.Block {
+			return false
+		}
+	}
+	for _, t := range sc.Tools {
+		for _, b := range t.Handler {
+			if b.Block {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+type baseline struct {
+	tr      *trajectories.Trajectory
+	doc     any
+	points  []journal.Point
+	byTool  map[string]int
+	intents map[int]string // step → tool of steps that wrote an intent
+}
+
+func runBaseline(ctx context.Context, sc *scenarios.Scenario, work string) (*baseline, error) {
+	env := fakes.New(sc, nil)
+	rec := &fakes.CrashInjector{}
+	tr, err := refdriver.Process(ctx, sc, env, filepath.Join(work, "baseline"), rec.Hook, false)
+	if err != nil {
+		return nil, fmt.Errorf("uninterrupted run: %w", err)
+	}
+	b := &baseline{tr: tr, points: rec.Seen(), byTool: map[string]int{}, intents: map[int]string{}}
+	for _, c := range env.Snapshot().HandlerCalls {
+		b.byTool[c.Tool]++
+	}
+	for _, p := range b.points {
+		if p.Type == journal.TypeActionIntent {
+			b.intents[p.Step] = stepTool(tr, p.Step)
+		}
+	}
+	b.doc, err = trajectories.ToGeneric(tr)
+	return b, err
+}
+
+func stepTool(tr *trajectories.Trajectory, step int) string {
+	for _, s := range tr.Steps {
+		if s.Index == step {
+			return s.Action.Tool
+		}
+	}
+	return ""
+}
+
+// Explore kills exe (a binary whose main calls ChildMain first) at every
+// journal write point of sc and checks each resume. work is a scratch
+// directory.
+func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work string) (*Report, error) {
+	base, err := runBaseline(ctx, sc, work)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Scenario: sc.ID, Points: len(base.points)}
+	for k, p := range base.points {
+		dir := filepath.Join(work, strconv.Itoa(k))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := spawn(ctx, exe, sc.ID, dir, strconv.Itoa(k), true); err != nil {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: first process: %v", p, err))
+			continue
+		}
+		if err := spawn(ctx, exe, sc.ID, dir, "resume", false); err != nil {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: resume lost the run: %v", p, err))
+			continue
+		}
+		for _, f := range check(sc, base, p, dir, rep) {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: %s", p, f))
+		}
+	}
+	return rep, nil
+}
+
+func spawn(ctx context.Context, exe, id, dir, point string, expectKill bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), EnvScenario+"="+id, EnvDir+"="+dir, EnvPoint+"="+point)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case expectKill && errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return nil
+		}
+		if ee.ExitCode() == ExitNotReached {
+			return errors.New("finished without reaching the crash point")
+		}
+		return fmt.Errorf("%v: %s", err, out)
+	case expectKill:
+		return fmt.Errorf("exited normally instead of being killed: %s", out)
+	case err != nil:
+		return fmt.Errorf("%v: %s", err, out)
+	}
+	return nil
+}
+
+// check applies the resume invariants to one crash point.
+func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, rep *Report) []string {
+	var fails []string
+	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return []string{"no result after resume: " + err.Error()}
+	}
+	got, gotDoc, err := trajectories.Parse(ResultFile, data)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	calls, err := ReadCalls(filepath.Join(dir, CallsFile))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	byTool := map[string]int{}
+	byStep := map[int]int{}
+	for _, c := range calls {
+		if c.Kind == "handler" {
+			byTool[c.Tool]++
+		} else {
+			byStep[c.Step]++
+		}
+	}
+	// Which action, if any, was cut between its intent and its result?
+	interrupted := 0
+	if _, ok := base.intents[p.Step]; ok {
+		if (p.Type == journal.TypeActionIntent && !p.Before) || (p.Type == journal.TypeActionResult && p.Before) {
+			interrupted = p.Step
+		}
+	}
+	handlerRan := interrupted != 0 && p.Type == journal.TypeActionResult
+	wantByTool := map[string]int{}
+	for t, n := range base.byTool {
+		wantByTool[t] = n
+	}
+	compareSteps := len(base.tr.Steps)
+	wantEnd := base.tr.End
+	if interrupted != 0 {
+		tool := base.intents[interrupted]
+		policy := replayOf(sc, tool)
+		if policy == "SAFE" {
+			rep.Replays++
+			if handlerRan {
+				wantByTool[tool]++
+			}
+			for _, s := range got.Steps {
+				if s.Replayed != (s.Index == interrupted) {
+					fails = append(fails, fmt.Sprintf("step %d replayed = %v; only the interrupted SAFE step %d may be replayed", s.Index, s.Replayed, interrupted))
+				}
+			}
+		} else {
+			rep.Unknown++
+			wantEnd = &trajectories.End{Reason: "resume_outcome_unknown", EffectiveSteps: countersBefore(base.tr, interrupted).EffectiveSteps,
+				TotalSteps: countersBefore(base.tr, interrupted).TotalSteps, Detail: &trajectories.EndDetail{Step: interrupted, Tool: tool}}
+			compareSteps = interrupted - 1
+			// Later steps never happen; their handlers never run.
+			wantByTool = map[string]int{}
+			for _, s := range base.tr.Steps[:interrupted-1] {
+				if s.Outcome.Status != "NOT_EXECUTED" && s.Action.Tool != "" {
+					wantByTool[s.Action.Tool]++
+				}
+			}
+			if handlerRan {
+				wantByTool[tool]++
+			}
+		}
+	} else {
+		for _, s := range got.Steps {
+			if s.Replayed {
+				fails = append(fails, fmt.Sprintf("step %d replayed although no action was interrupted", s.Index))
+			}
+		}
+	}
+	for t, n := range wantByTool {
+		if byTool[t] != n {
+			fails = append(fails, fmt.Sprintf("handler %s ran %d times across both processes, want %d", t, byTool[t], n))
+		}
+	}
+	for t, n := range byTool {
+		if _, ok := wantByTool[t]; !ok && n > 0 {
+			fails = append(fails, fmt.Sprintf("handler %s ran %d times, want 0", t, n))
+		}
+	}
+	for step, n := range byStep {
+		lost := p.Before && p.Type == journal.TypeModelOutput && p.Step == step
+		if n > 1 && !(lost && n == 2) {
+			fails = append(fails, fmt.Sprintf("the model was asked %d times for step %d, whose output was already journalled", n, step))
+		}
+	}
+	if d := endDiff(wantEnd, got.End); d != "" {
+		fails = append(fails, "end: "+d)
+	}
+	if len(got.Steps) != compareSteps {
+		fails = append(fails, fmt.Sprintf("%d steps after resume, want %d", len(got.Steps), compareSteps))
+		return fails
+	}
+	wantSteps, _, _ := compare.Lookup(base.doc, "steps")
+	gotSteps, _, _ := compare.Lookup(gotDoc, "steps")
+	diffs, _ := compare.Diff(wantSteps.([]any)[:compareSteps], gotSteps, compare.Options{Ignore: []string{"[*].replayed"}})
+	for _, d := range diffs {
+		fails = append(fails, "steps"+d.String())
+	}
+	return fails
+}
+
+func replayOf(sc *scenarios.Scenario, tool string) string {
+	for _, t := range sc.Tools {
+		if t.Name == tool {
+			return t.Replay
+		}
+	}
+	return ""
+}
+
+func countersBefore(tr *trajectories.Trajectory, step int) trajectories.Counters {
+	if step <= 1 {
+		return trajectories.Counters{}
+	}
+	return tr.Steps[step-2].Counters
+}
+
+func endDiff(want, got *trajectories.End) string {
+	w, _ := trajectories.ToGeneric(&trajectories.Trajectory{End: want})
+	g, _ := trajectories.ToGeneric(&trajectories.Trajectory{End: got})
+	wv, _, _ := compare.Lookup(w, "end")
+	gv, _, _ := compare.Lookup(g, "end")
+	diffs, _ := compare.Diff(wv, gv, compare.Options{})
+	if len(diffs) == 0 {
+		return ""
+	}
+	return diffs[0].String()
+}
