@@ -32,12 +32,13 @@ type stdio struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":      {"run the scenarios against an implementation and report", runCmd},
-		"list":     {"list scenarios with their decisions, level and requirements", listCmd},
-		"validate": {"check scenario or trajectory files against their schemas", validateCmd},
-		"diff":     {"field-by-field diff of two trajectories", diffCmd},
-		"verify":   {"check recorded trajectories against the goldens", verifyCmd},
-		"coverage": {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
+		"run":             {"run the scenarios against an implementation and report", runCmd},
+		"list":            {"list scenarios with their decisions, level and requirements", listCmd},
+		"validate":        {"check scenario or trajectory files against their schemas", validateCmd},
+		"diff":            {"field-by-field diff of two trajectories", diffCmd},
+		"verify":          {"check recorded trajectories against the goldens", verifyCmd},
+		"serve-reference": {"serve the reference kernel over the stdio protocol (an implementation for --impl)", serveCmd},
+		"coverage":        {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
 	}
 }
 

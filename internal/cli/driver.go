@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/exec"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
 // newDriver returns the in-process reference when impl is empty, and a
-// subprocess driver otherwise.
+// subprocess driver that starts impl through /bin/sh otherwise (so quoting
+// works as in a shell).
 func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer) (engine.Driver, func(), error) {
 	if impl == "" {
 		if transcripts != "" {
@@ -17,5 +20,13 @@ func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer) (e
 		}
 		return engine.Reference{}, func() {}, nil
 	}
-	return nil, nil, fmt.Errorf("--impl: subprocess implementations are not supported by this build yet")
+	c := &protocol.Client{
+		Command:     func() *exec.Cmd { return exec.Command("/bin/sh", "-c", "exec "+impl) },
+		Logs:        logs,
+		Transcripts: transcripts,
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)
+	}
+	return c, c.Close, nil
 }

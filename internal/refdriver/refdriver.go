@@ -140,7 +140,7 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 		return nil, nil, fmt.Errorf("crash point was never reached; the run ended with %s after %d steps", res.End.Reason, len(res.Steps))
 	}
 	if sc.Faults.TornTail {
-		if err := tearTail(dir); err != nil {
+		if err := TearTail(dir); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -199,6 +199,11 @@ func definition(sc *scenarios.Scenario) *run.Definition {
 var errnos = map[string]error{"ENOSPC": syscall.ENOSPC, "EACCES": syscall.EACCES, "EIO": syscall.EIO}
 
 func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, f *scenarios.JournalError, root string) (*run.Result, error) {
+	if root != "" {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return nil, fmt.Errorf("create journal directory: %w", err)
+		}
+	}
 	dir, err := os.MkdirTemp(root, "polyloop-journal-*")
 	if err != nil {
 		return nil, fmt.Errorf("create journal directory: %w", err)
@@ -214,9 +219,9 @@ func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, 
 	return run.Run(ctx, req, opts)
 }
 
-// tearTail appends the first half of a record, as a write cut short by a
-// crash leaves it.
-func tearTail(dir string) error {
+// TearTail appends the first half of a record to the journal in dir, as a
+// write cut short by a crash leaves it.
+func TearTail(dir string) error {
 	line, err := journal.Encode(journal.Record{Type: journal.TypeModelOutput, Step: 99, Output: "torn"})
 	if err != nil {
 		return err

@@ -1,0 +1,512 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/reference/action"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// SuiteVersion is sent in the runner's hello.
+const SuiteVersion = "0.1.0"
+
+// Client is the runner side: it runs scenarios on implementation processes
+// it starts from Command, reusing an idle process for the next scenario
+// and discarding one that misbehaved.
+type Client struct {
+	// Command starts one implementation process (not yet started).
+	Command func() *exec.Cmd
+	// Logs receives the implementations' stderr.
+	Logs io.Writer
+	// Transcripts, when set, is a directory that receives one
+	// <scenario>.jsonl file per scenario with every message exchanged.
+	Transcripts string
+
+	mu    sync.Mutex
+	idle  []*child
+	hello *Message
+}
+
+// Start launches one process and completes the handshake, so Name and
+// Capabilities are known before any scenario runs.
+func (c *Client) Start(ctx context.Context) error {
+	ch, err := c.spawn(ctx, nil)
+	if err != nil {
+		return err
+	}
+	c.put(ch)
+	return nil
+}
+
+// Name implements engine.Driver.
+func (c *Client) Name() string {
+	if c.hello == nil {
+		return "implementation (not started)"
+	}
+	return fmt.Sprintf("%s %s (spec %s, over the stdio protocol)", c.hello.Name, c.hello.Version, c.hello.SpecVersion)
+}
+
+// Capabilities implements engine.Driver.
+func (c *Client) Capabilities() []string {
+	if c.hello == nil {
+		return nil
+	}
+	return c.hello.Capabilities
+}
+
+// Close kills every idle process.
+func (c *Client) Close() {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle = nil
+	c.mu.Unlock()
+	for _, ch := range idle {
+		ch.kill()
+	}
+}
+
+func (c *Client) put(ch *child) {
+	c.mu.Lock()
+	c.idle = append(c.idle, ch)
+	c.mu.Unlock()
+}
+
+func (c *Client) get(ctx context.Context, tr *transcript) (*child, error) {
+	c.mu.Lock()
+	if n := len(c.idle); n > 0 {
+		ch := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		ch.tr = tr
+		return ch, nil
+	}
+	c.mu.Unlock()
+	return c.spawn(ctx, tr)
+}
+
+// child is one implementation process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan lineResult
+	exit  chan struct{}
+	wmu   sync.Mutex
+	tr    *transcript
+	state string // what the runner is waiting for, for timeout messages
+}
+
+type lineResult struct {
+	line []byte
+	err  error
+}
+
+func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
+	cmd := c.Command()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.Logs != nil {
+		cmd.Stderr = c.Logs
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
+	}
+	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{}), tr: tr}
+	go ch.read(stdout)
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ch.state = "its hello"
+	if err := ch.send(&Message{Type: TypeHello, Suite: "polyloop-conform", SuiteVersion: SuiteVersion, Protocol: Version}); err != nil {
+		ch.kill()
+		return nil, err
+	}
+	m, err := ch.next(hctx)
+	if err != nil {
+		ch.kill()
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	if m.Type != TypeHello {
+		ch.kill()
+		return nil, fmt.Errorf("handshake: the implementation answered %q instead of hello", m.Type)
+	}
+	if m.Protocol != Version {
+		ch.kill()
+		return nil, fmt.Errorf("handshake: the implementation speaks protocol %d, this runner speaks %d", m.Protocol, Version)
+	}
+	if c.hello == nil {
+		c.hello = m
+	}
+	return ch, nil
+}
+
+func (ch *child) read(r io.Reader) {
+	defer close(ch.lines)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	for sc.Scan() {
+		ch.lines <- lineResult{line: append([]byte(nil), sc.Bytes()...)}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("the implementation wrote a line longer than %d bytes (is it flooding stdout?)", MaxLineBytes)
+		}
+		ch.lines <- lineResult{err: err}
+	}
+}
+
+func (ch *child) send(m *Message) error {
+	line, err := Encode(m)
+	if err != nil {
+		return err
+	}
+	ch.wmu.Lock()
+	defer ch.wmu.Unlock()
+	ch.tr.add("runner", line)
+	if _, err := ch.stdin.Write(line); err != nil {
+		return fmt.Errorf("write to the implementation's stdin: %w (did it exit?)", err)
+	}
+	return nil
+}
+
+// next waits for the next message.
+func (ch *child) next(ctx context.Context) (*Message, error) {
+	select {
+	case lr, ok := <-ch.lines:
+		if !ok {
+			return nil, fmt.Errorf("the implementation closed its stdout (%s) while the runner waited for %s", ch.exitStatus(), ch.state)
+		}
+		if lr.err != nil {
+			return nil, lr.err
+		}
+		ch.tr.add("implementation", lr.line)
+		return Decode(lr.line)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no answer while the runner waited for %s: %w", ch.state, ctx.Err())
+	}
+}
+
+func (ch *child) exitStatus() string {
+	done := make(chan error, 1)
+	go func() { done <- ch.cmd.Wait() }()
+	select {
+	case err := <-done:
+		close(ch.exit)
+		if err == nil {
+			return "exit status 0"
+		}
+		return err.Error()
+	case <-time.After(2 * time.Second):
+		return "process still running"
+	}
+}
+
+// kill ends the whole process group, so a shell wrapper's children die too.
+func (ch *child) kill() {
+	if ch.cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-ch.cmd.Process.Pid, syscall.SIGKILL)
+	ch.stdin.Close()
+	select {
+	case <-ch.exit:
+	default:
+		ch.cmd.Wait()
+	}
+	for range ch.lines {
+	}
+}
+
+// Run implements engine.Driver: it runs sc on an implementation process,
+// answering its calls from env.
+func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
+	tr := c.newTranscript(sc.ID)
+	defer tr.flush()
+	// The engine cancels ctx when a fake blocks; the exchange must go on
+	// until the implementation reports its cancelled run, so only the
+	// deadline ends it.
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	wait, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	ch, err := c.get(wait, tr)
+	if err != nil {
+		return nil, err
+	}
+	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
+	var crash *scenarios.CrashSpec
+	if sc.Faults.Crash != nil || sc.Faults.JournalError != nil {
+		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+		if err != nil {
+			c.put(ch)
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		run.JournalDir = filepath.Join(dir, "run")
+		if sc.Faults.Crash != nil {
+			crash = sc.Faults.Crash
+			run.ReportJournalPoints = true
+		}
+	}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash}
+	if err := ch.send(run); err != nil {
+		ch.kill()
+		return nil, err
+	}
+	out, err := x.loop(ch)
+	if err != nil {
+		ch.kill()
+		return nil, err
+	}
+	if x.killedAt == nil {
+		c.put(ch)
+		if crash != nil {
+			return nil, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
+		}
+		return out, nil
+	}
+	// The first process is dead; a new one resumes the journal.
+	ch, err = c.spawn(wait, tr)
+	if err != nil {
+		return nil, fmt.Errorf("start the resuming process: %w", err)
+	}
+	resume := &Message{Type: TypeResume, ID: sc.ID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
+	if err := ch.send(resume); err != nil {
+		ch.kill()
+		return nil, err
+	}
+	x.crash = nil
+	out, err = x.loop(ch)
+	if err != nil {
+		ch.kill()
+		return nil, err
+	}
+	c.put(ch)
+	if out.Resume == nil {
+		return nil, errors.New("the resumed trajectory has no resume field")
+	}
+	out.Resume.CrashPoint = x.killedAt.String()
+	return out, nil
+}
+
+// exchange answers one process's calls until it sends a result.
+type exchange struct {
+	ctx      context.Context // cancelled by the engine when a fake blocks
+	wait     context.Context // ends only at the deadline
+	env      *fakes.Env
+	crash    *scenarios.CrashSpec
+	killedAt *Point
+
+	mu  sync.Mutex
+	err error
+}
+
+func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	ch.state = "the next message after the run request"
+	for {
+		m, err := ch.next(x.wait)
+		if ferr := x.failed(); ferr != nil {
+			return nil, ferr
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch m.Type {
+		case TypeModelCall:
+			ch.state = fmt.Sprintf("the next message after answering model_call %d", m.Call)
+			calls.Add(1)
+			go func() { defer calls.Done(); x.answerModel(ch, m) }()
+		case TypeHandlerCall:
+			ch.state = fmt.Sprintf("the next message after answering handler_call %d (%s)", m.Call, m.Tool)
+			calls.Add(1)
+			go func() { defer calls.Done(); x.answerHandler(ch, m) }()
+		case TypeExecuteCall:
+			ch.state = fmt.Sprintf("the next message after answering execute_call %d", m.Call)
+			if err := x.answerExecute(ch, m); err != nil {
+				return nil, err
+			}
+		case TypeJournalPoint:
+			if m.Point == nil {
+				return nil, errors.New("journal_point without point")
+			}
+			if x.crash != nil && matches(x.crash, m.Point) {
+				p := *m.Point
+				x.killedAt = &p
+				ch.kill()
+				return nil, nil
+			}
+			ch.state = fmt.Sprintf("the next message after journal point %s", m.Point)
+			if err := ch.send(&Message{Type: TypeContinue, Call: m.Call}); err != nil {
+				return nil, err
+			}
+		case TypeResult:
+			calls.Wait()
+			if ferr := x.failed(); ferr != nil {
+				return nil, ferr
+			}
+			if m.Trajectory == nil {
+				return nil, errors.New("result message without trajectory")
+			}
+			return m.Trajectory, nil
+		case TypeError:
+			return nil, fmt.Errorf("the implementation reported an error: %s", m.Message)
+		default:
+			return nil, fmt.Errorf("unexpected message type %q from the implementation (docs/protocol.md lists the types)", m.Type)
+		}
+	}
+}
+
+func matches(c *scenarios.CrashSpec, p *Point) bool {
+	return p.When == c.When && p.Record == c.Record && (c.Step == 0 || c.Step == p.Step)
+}
+
+func toAssembly(in []trajectories.Message) []assembly.Message {
+	out := make([]assembly.Message, len(in))
+	for i, m := range in {
+		out[i] = assembly.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// fail records the first harness-side failure of an answer; the loop
+// turns it into the scenario's error.
+func (x *exchange) fail(err error) {
+	x.mu.Lock()
+	if x.err == nil {
+		x.err = err
+	}
+	x.mu.Unlock()
+}
+
+func (x *exchange) failed() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+func (x *exchange) answerModel(ch *child, m *Message) {
+	out, err := x.env.Complete(x.ctx, m.Phase, toAssembly(m.Input))
+	if err != nil {
+		if x.ctx.Err() == nil {
+			x.fail(fmt.Errorf("model_call %d: %w", m.Call, err))
+		}
+		ch.send(&Message{Type: TypeCancel, Call: m.Call})
+		return
+	}
+	ch.send(&Message{Type: TypeModelResult, Call: m.Call, Output: &out})
+}
+
+func (x *exchange) answerHandler(ch *child, m *Message) {
+	args := m.Arguments
+	if args == nil {
+		args = map[string]any{}
+	}
+	out, err := x.env.CallHandler(x.ctx, m.Phase, m.Tool, args)
+	var named *fakes.NamedError
+	var envErr *tools.ToolEnvironmentError
+	switch {
+	case err == nil:
+		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Output: &out})
+	case errors.As(err, &named):
+		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Error: &scenarios.NamedError{Type: named.Type, Message: named.Message}})
+	case errors.As(err, &envErr):
+		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, EnvError: &envErr.Message})
+	default:
+		if x.ctx.Err() == nil {
+			x.fail(fmt.Errorf("handler_call %d (%s): %w", m.Call, m.Tool, err))
+		}
+		ch.send(&Message{Type: TypeCancel, Call: m.Call})
+	}
+}
+
+func (x *exchange) answerExecute(ch *child, m *Message) error {
+	if m.Action == nil {
+		return errors.New("execute_call without action")
+	}
+	a := action.Action{Kind: action.Kind(m.Action.Kind), Tool: m.Action.Tool, Code: m.Action.Code}
+	if args, ok := m.Action.Arguments.(map[string]any); ok {
+		a.Arguments, a.HasArgs = args, true
+	}
+	o, err := x.env.Execute(x.ctx, m.Phase, a)
+	if err != nil {
+		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
+	}
+	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: &trajectories.Outcome{Status: string(o.Status), Observation: o.Observation,
+		ObservationIsSynthetic: o.ObservationIsSynthetic, EnvReportedCompletion: o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}})
+}
+
+// transcript collects one scenario's exchange for --transcripts.
+type transcript struct {
+	mu    sync.Mutex
+	path  string
+	lines [][]byte
+}
+
+func (c *Client) newTranscript(id string) *transcript {
+	if c.Transcripts == "" || !scenarios.IDPattern.MatchString(id) {
+		return nil
+	}
+	return &transcript{path: filepath.Join(c.Transcripts, id+".jsonl")}
+}
+
+func (t *transcript) add(from string, line []byte) {
+	if t == nil {
+		return
+	}
+	raw := json.RawMessage(strings.TrimSpace(string(line)))
+	var entry []byte
+	if json.Valid(raw) {
+		entry, _ = json.Marshal(struct {
+			From    string          `json:"from"`
+			Message json.RawMessage `json:"message"`
+		}{from, raw})
+	} else {
+		entry, _ = json.Marshal(struct {
+			From string `json:"from"`
+			Raw  string `json:"raw"`
+		}{from, string(line)})
+	}
+	t.mu.Lock()
+	t.lines = append(t.lines, entry)
+	t.mu.Unlock()
+}
+
+func (t *transcript) flush() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	for _, l := range t.lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	os.MkdirAll(filepath.Dir(t.path), 0o755)
+	trajectories.WriteFileAtomic(t.path, []byte(b.String()))
+}

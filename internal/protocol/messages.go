@@ -1,0 +1,232 @@
+// Package protocol is the stdio protocol between the polyloop-conform
+// runner and an implementation under test: JSON lines on the child's stdin
+// and stdout, described for implementers in docs/protocol.md.
+//
+// The runner side (Client) starts the child, answers its model, handler,
+// executor and journal-point calls from the scenario's fakes, and kills it
+// where a crash is scripted. The implementation side (Serve) is how
+// `polyloop-conform serve-reference` exposes the reference kernel, which
+// proves the protocol end to end.
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Version is the protocol version this runner speaks.
+const Version = 1
+
+// MaxLineBytes bounds one message; a longer line fails the scenario.
+const MaxLineBytes = 16 << 20
+
+// Message types.
+const (
+	TypeHello         = "hello"
+	TypeRun           = "run"
+	TypeResume        = "resume"
+	TypeModelCall     = "model_call"
+	TypeModelResult   = "model_result"
+	TypeHandlerCall   = "handler_call"
+	TypeHandlerResult = "handler_result"
+	TypeExecuteCall   = "execute_call"
+	TypeExecuteResult = "execute_result"
+	TypeJournalPoint  = "journal_point"
+	TypeContinue      = "continue"
+	TypeCancel        = "cancel"
+	TypeResult        = "result"
+	TypeError         = "error"
+)
+
+// Message is every protocol message; Type says which fields matter.
+type Message struct {
+	Type string `json:"type"`
+
+	// hello (both directions)
+	Suite        string   `json:"suite,omitempty"`
+	SuiteVersion string   `json:"suite_version,omitempty"`
+	Protocol     int      `json:"protocol,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	Version      string   `json:"version,omitempty"`
+	SpecVersion  string   `json:"spec_version,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+
+	// run, resume, result, error
+	ID         string   `json:"id,omitempty"`
+	Spec       *RunSpec `json:"spec,omitempty"`
+	JournalDir string   `json:"journal_dir,omitempty"`
+	// ReportJournalPoints asks the implementation to send a journal_point
+	// before and after every journal write and wait for continue.
+	ReportJournalPoints bool `json:"report_journal_points,omitempty"`
+	// TearTail asks a resuming implementation to cut its journal's last
+	// record in half first, as a crash during that write would.
+	TearTail   bool                     `json:"tear_tail,omitempty"`
+	Trajectory *trajectories.Trajectory `json:"trajectory,omitempty"`
+	Message    string                   `json:"message,omitempty"`
+
+	// calls from the implementation and their answers
+	Call      int                    `json:"call,omitempty"`
+	Phase     int                    `json:"phase,omitempty"`
+	Input     []trajectories.Message `json:"input,omitempty"`
+	Output    *string                `json:"output,omitempty"`
+	Tool      string                 `json:"tool,omitempty"`
+	Arguments map[string]any         `json:"arguments,omitempty"`
+	Action    *ActionView            `json:"action,omitempty"`
+	Outcome   *trajectories.Outcome  `json:"outcome,omitempty"`
+	Error     *scenarios.NamedError  `json:"error,omitempty"`
+	EnvError  *string                `json:"env_error,omitempty"`
+	Point     *Point                 `json:"point,omitempty"`
+}
+
+// ActionView is an action sent to the runner's scripted project executor.
+type ActionView struct {
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool,omitempty"`
+	Arguments any    `json:"arguments,omitempty"`
+	Code      string `json:"code,omitempty"`
+}
+
+// Point is a journal write point.
+type Point struct {
+	When   string `json:"when"` // before or after
+	Seq    int    `json:"seq"`
+	Record string `json:"record"`
+	Step   int    `json:"step,omitempty"`
+}
+
+// String renders a point the way trajectories record crash points.
+func (p Point) String() string {
+	return fmt.Sprintf("%s:%d:%s:step%d", p.When, p.Seq, p.Record, p.Step)
+}
+
+// RunSpec is what an implementation needs to build a scenario's registry
+// and requests. It leaves out everything the runner answers itself: model
+// outputs, handler behaviours, the project executor's script, expect.
+type RunSpec struct {
+	Scenario   string               `json:"scenario"`
+	Tools      []ToolSpec           `json:"tools"`
+	Definition scenarios.Definition `json:"definition"`
+	Requests   []RequestSpec        `json:"requests"`
+	// Phased is true when the requests are phases of one scenario (their
+	// steps carry the phase name in the trajectory).
+	Phased bool       `json:"phased,omitempty"`
+	Faults FaultsSpec `json:"faults,omitempty"`
+}
+
+// ToolSpec is a tool as the implementation registers it.
+type ToolSpec struct {
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	Parameters   map[string]any `json:"parameters,omitempty"`
+	Replay       string         `json:"replay,omitempty"`
+	CompletesRun bool           `json:"completes_run,omitempty"`
+	// HasHandler says whether to give the spec a handler; the handler
+	// itself is a handler_call to the runner.
+	HasHandler bool `json:"has_handler"`
+}
+
+// RequestSpec is one run request.
+type RequestSpec struct {
+	Name           string              `json:"name,omitempty"`
+	Budget         scenarios.Budget    `json:"budget"`
+	VisibleTools   []string            `json:"visible_tools"` // null: every tool; []: none
+	Executor       string              `json:"executor,omitempty"`
+	Synthetic      scenarios.Synthetic `json:"synthetic,omitempty"`
+	Injections     map[string][]string `json:"injections,omitempty"`
+	Language       string              `json:"language,omitempty"`
+	MeasureUnknown []string            `json:"measure_unknown,omitempty"`
+}
+
+// FaultsSpec are the faults the implementation itself must apply.
+type FaultsSpec struct {
+	Sink         string                  `json:"sink,omitempty"`
+	JournalError *scenarios.JournalError `json:"journal_error,omitempty"`
+}
+
+// SpecFor extracts a RunSpec from a scenario.
+func SpecFor(sc *scenarios.Scenario) *RunSpec {
+	s := &RunSpec{Scenario: sc.ID, Definition: sc.Definition, Phased: sc.Request == nil,
+		Faults: FaultsSpec{Sink: sc.Faults.Sink, JournalError: sc.Faults.JournalError}}
+	for _, t := range sc.Tools {
+		s.Tools = append(s.Tools, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters,
+			Replay: t.Replay, CompletesRun: t.CompletesRun, HasHandler: len(t.Handler) > 0})
+	}
+	if s.Tools == nil {
+		s.Tools = []ToolSpec{}
+	}
+	for _, r := range sc.Runs() {
+		s.Requests = append(s.Requests, RequestSpec{Name: r.Name, Budget: r.Budget, VisibleTools: r.VisibleTools,
+			Executor: r.Executor, Synthetic: r.Synthetic, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown})
+	}
+	return s
+}
+
+// ScenarioFor rebuilds the scenario shape the reference driver reads from
+// a RunSpec (the implementation side of serve-reference).
+func ScenarioFor(s *RunSpec) *scenarios.Scenario {
+	sc := &scenarios.Scenario{ID: s.Scenario, Definition: s.Definition,
+		Faults: scenarios.Faults{Sink: s.Faults.Sink, JournalError: s.Faults.JournalError}}
+	for _, t := range s.Tools {
+		sc.Tools = append(sc.Tools, scenarios.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Replay: t.Replay, CompletesRun: t.CompletesRun})
+	}
+	for _, r := range s.Requests {
+		req := scenarios.Request{Name: r.Name, Budget: r.Budget, VisibleTools: r.VisibleTools, Executor: r.Executor,
+			Synthetic: r.Synthetic, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown}
+		if s.Phased {
+			sc.Phases = append(sc.Phases, req)
+		} else {
+			sc.Request = &req
+		}
+	}
+	return sc
+}
+
+// ErrBadMessage wraps every decoding failure.
+var ErrBadMessage = errors.New("bad protocol message")
+
+// Decode parses one line. Errors say what is wrong and wrap ErrBadMessage.
+func Decode(line []byte) (*Message, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, fmt.Errorf("%w: empty line", ErrBadMessage)
+	}
+	if line[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrBadMessage, preview(line))
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var m Message
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: more than one JSON value on a line: %s", ErrBadMessage, preview(line))
+	}
+	if m.Type == "" {
+		return nil, fmt.Errorf("%w: no \"type\" field: %s", ErrBadMessage, preview(line))
+	}
+	return &m, nil
+}
+
+// Encode renders one message as a line.
+func Encode(m *Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func preview(b []byte) string {
+	if len(b) > 120 {
+		return fmt.Sprintf("%q… (%d bytes)", b[:120], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}

@@ -1,0 +1,249 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/action"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Identity is what an implementation says about itself in its hello.
+type Identity struct {
+	Name         string
+	Version      string
+	SpecVersion  string
+	Capabilities []string
+}
+
+// Serve runs the implementation side of the protocol for the reference
+// kernel: it reads runner messages from in, runs scenarios one at a time,
+// and writes calls and results to out, until in ends.
+func Serve(ctx context.Context, id Identity, in io.Reader, out io.Writer) error {
+	s := &server{id: id, out: out, pending: map[int]chan *Message{}}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	busy := false
+	done := make(chan struct{}, 1)
+	for sc.Scan() {
+		select {
+		case <-done:
+			busy = false
+		default:
+		}
+		m, err := Decode(sc.Bytes())
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case TypeHello:
+			if m.Protocol != Version {
+				return fmt.Errorf("runner speaks protocol %d, this implementation speaks %d", m.Protocol, Version)
+			}
+			if err := s.send(&Message{Type: TypeHello, Protocol: Version, Name: id.Name, Version: id.Version, SpecVersion: id.SpecVersion, Capabilities: id.Capabilities}); err != nil {
+				return err
+			}
+		case TypeRun, TypeResume:
+			if busy {
+				// Wait for the previous scenario: the runner sends the next only after a result.
+				<-done
+			}
+			if m.Spec == nil {
+				return fmt.Errorf("%s message without spec", m.Type)
+			}
+			busy = true
+			wg.Add(1)
+			go func(m *Message) {
+				defer wg.Done()
+				s.runScenario(ctx, m)
+				done <- struct{}{}
+			}(m)
+		case TypeModelResult, TypeHandlerResult, TypeExecuteResult, TypeContinue, TypeCancel:
+			s.deliver(m)
+		default:
+			return fmt.Errorf("unknown message type %q from the runner", m.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read runner messages: %w", err)
+	}
+	return nil
+}
+
+type server struct {
+	id      Identity
+	wmu     sync.Mutex
+	out     io.Writer
+	mu      sync.Mutex
+	pending map[int]chan *Message
+	next    int
+}
+
+func (s *server) send(m *Message) error {
+	line, err := Encode(m)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err = s.out.Write(line)
+	return err
+}
+
+func (s *server) deliver(m *Message) {
+	s.mu.Lock()
+	ch := s.pending[m.Call]
+	delete(s.pending, m.Call)
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- m
+	}
+}
+
+// call sends a request and waits for its answer or for ctx.
+func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
+	ch := make(chan *Message, 1)
+	s.mu.Lock()
+	s.next++
+	m.Call = s.next
+	s.pending[m.Call] = ch
+	s.mu.Unlock()
+	if err := s.send(m); err != nil {
+		return nil, err
+	}
+	select {
+	case a := <-ch:
+		return a, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.pending, m.Call)
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+func (s *server) runScenario(ctx context.Context, m *Message) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env := &remoteEnv{s: s, spec: m.Spec, cancel: cancel}
+	sc := ScenarioFor(m.Spec)
+	var tr *trajectories.Trajectory
+	var err error
+	switch {
+	case m.Type == TypeResume:
+		if m.TearTail {
+			if err = refdriver.TearTail(m.JournalDir); err != nil {
+				break
+			}
+		}
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true)
+	case m.ReportJournalPoints:
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false)
+	default:
+		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir})
+	}
+	if err != nil {
+		s.send(&Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		return
+	}
+	s.send(&Message{Type: TypeResult, ID: m.ID, Trajectory: tr})
+}
+
+// remoteEnv answers the reference kernel's calls by asking the runner.
+type remoteEnv struct {
+	s      *server
+	spec   *RunSpec
+	cancel context.CancelFunc
+}
+
+func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
+	a, err := e.s.call(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if a.Type == TypeCancel {
+		// The runner cancelled the run: cancel it here, as lease loss would.
+		e.cancel()
+		return nil, context.Canceled
+	}
+	return a, nil
+}
+
+func (e *remoteEnv) Complete(ctx context.Context, phase int, input []assembly.Message) (string, error) {
+	msgs := make([]trajectories.Message, len(input))
+	for i, m := range input {
+		msgs[i] = trajectories.Message{Role: m.Role, Content: m.Content}
+	}
+	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: phase, Input: msgs})
+	if err != nil {
+		return "", err
+	}
+	if a.Type != TypeModelResult || a.Output == nil {
+		return "", fmt.Errorf("runner answered model_call with %q and no output", a.Type)
+	}
+	return *a.Output, nil
+}
+
+func (e *remoteEnv) HasHandler(tool string) bool {
+	for _, t := range e.spec.Tools {
+		if t.Name == tool {
+			return t.HasHandler
+		}
+	}
+	return false
+}
+
+func (e *remoteEnv) CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error) {
+	a, err := e.ask(ctx, &Message{Type: TypeHandlerCall, Phase: phase, Tool: tool, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case a.Type != TypeHandlerResult:
+		return "", fmt.Errorf("runner answered handler_call with %q", a.Type)
+	case a.Error != nil:
+		return "", &fakes.NamedError{Type: a.Error.Type, Message: a.Error.Message}
+	case a.EnvError != nil:
+		return "", &tools.ToolEnvironmentError{Message: *a.EnvError}
+	case a.Output != nil:
+		return *a.Output, nil
+	}
+	return "", errors.New("runner's handler_result has neither output, error nor env_error")
+}
+
+func (e *remoteEnv) Execute(ctx context.Context, phase int, act action.Action) (tools.ActionOutcome, error) {
+	view := &ActionView{Kind: string(act.Kind), Tool: act.Tool, Code: act.Code}
+	if act.HasArgs {
+		view.Arguments = act.Arguments
+	}
+	a, err := e.ask(ctx, &Message{Type: TypeExecuteCall, Phase: phase, Action: view})
+	if err != nil {
+		return tools.ActionOutcome{}, err
+	}
+	if a.Type != TypeExecuteResult || a.Outcome == nil {
+		return tools.ActionOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
+	}
+	o := a.Outcome
+	return tools.ActionOutcome{Status: tools.Status(o.Status), Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
+		EnvReportedCompletion: o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
+}
+
+func (e *remoteEnv) journalPoint(p journal.Point) error {
+	when := "after"
+	if p.Before {
+		when = "before"
+	}
+	_, err := e.s.call(context.Background(), &Message{Type: TypeJournalPoint, Point: &Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step}})
+	return err
+}
