@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/golden"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -42,11 +44,22 @@ func mustLoad() []*scenarios.Scenario {
 	return scs
 }
 
-func driver() engine.Driver {
-	return engine.Reference{}
-}
+// impl is the driver every spec runs against: the in-process reference,
+// or the command line in POLYLOOP_IMPL over the stdio protocol.
+var impl engine.Driver = engine.Reference{}
 
-var _ = BeforeSuite(func() {
+func driver() engine.Driver { return impl }
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	if cmdline := os.Getenv("POLYLOOP_IMPL"); cmdline != "" {
+		c := &protocol.Client{
+			Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", "exec "+cmdline) },
+			Logs:    GinkgoWriter,
+		}
+		Expect(c.Start(ctx)).To(Succeed(), "POLYLOOP_IMPL=%q did not complete the handshake", cmdline)
+		impl = c
+		DeferCleanup(c.Close)
+	}
 	g, err := trajectories.GoldensFromDir(goldenDir)
 	Expect(err).NotTo(HaveOccurred())
 	if !*update {

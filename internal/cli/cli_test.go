@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary act as `polyloop-conform` itself, so the
+// end-to-end tests start a real serve-reference subprocess.
+func TestMain(m *testing.M) {
+	if os.Getenv("POLYLOOP_TEST_SERVE") == "1" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func selfImpl(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POLYLOOP_TEST_SERVE", "1")
+	t.Setenv("POLYLOOP_REF", exe)
+	return exe
+}
+
+func TestRun_inProcess_allPass(t *testing.T) {
+	code, out, errs := run(t, "run")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, " passed, 0 failed, 0 skipped") {
+		t.Errorf("summary missing:\n%s", out)
+	}
+}
+
+func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
+	exe := selfImpl(t)
+	for _, p := range []string{"1", "3"} {
+		code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", p, "--report", "json")
+		if code != ExitOK {
+			t.Fatalf("-p %s: exit %d\n%s\n%s", p, code, out, errs)
+		}
+		var rep struct {
+			Implementation string
+			Counts         struct{ Passed, Failed, Skipped int }
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Counts.Failed != 0 || rep.Counts.Skipped != 0 || rep.Counts.Passed < 60 {
+			t.Errorf("-p %s: counts %+v", p, rep.Counts)
+		}
+		if !strings.Contains(rep.Implementation, "over the stdio protocol") {
+			t.Errorf("implementation name %q", rep.Implementation)
+		}
+	}
+}
+
+func TestRun_brokenImplementations(t *testing.T) {
+	selfImpl(t)
+	cases := []struct {
+		script string
+		want   string
+	}{
+		{"hang.sh", "timed out after 1s"},
+		{"crash.sh", "closed its stdout (exit status 3)"},
+		{"garbage.sh", "not a JSON object"},
+		{"partial.sh", "bad protocol message"},
+		{"unknown.sh", `unexpected message type "banana"`},
+		{"flood.sh", "longer than"},
+		{"exit-mid-run.sh", "closed its stdout"},
+	}
+	before := runtime.NumGoroutine()
+	for _, tc := range cases {
+		t.Run(tc.script, func(t *testing.T) {
+			impl := "sh " + filepath.Join("testdata", "impls", tc.script)
+			code, out, errs := run(t, "run", "--impl", impl, "--run", "outcome.normal-return,validation.unknown-tool", "--timeout", "1s")
+			if code != ExitFail {
+				t.Fatalf("exit %d, want %d (scenarios failed)\n%s\n%s", code, ExitFail, out, errs)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("report lacks %q:\n%s", tc.want, out)
+			}
+			// Both scenarios ran: the runner went on after the first failure.
+			if !strings.Contains(out, "0 passed, 2 failed") {
+				t.Errorf("want both scenarios failed:\n%s", out)
+			}
+		})
+	}
+	if leaked := leftoverSleeps(); len(leaked) > 0 {
+		t.Errorf("processes left behind by killed implementations: %v", leaked)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// leftoverSleeps finds the marker sleeps the broken scripts start.
+func leftoverSleeps() []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte("1000.424")) {
+			out = append(out, e.Name()+":"+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func TestRun_wrongFieldNamesPathAndDecision(t *testing.T) {
+	selfImpl(t)
+	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool")
+	if code != ExitFail {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	want := "end.reason: want goal_reached_by_tool, got goal_reached_by_environment (0004.D3, 0006.D5, 0008.D4.constants)"
+	if !strings.Contains(out, want) {
+		t.Errorf("report lacks %q:\n%s", want, out)
+	}
+}
+
+func TestRun_handshakeErrorsAreSetupErrors(t *testing.T) {
+	code, _, errs := run(t, "run", "--impl", "sh testdata/impls/bad-protocol.sh")
+	if code != ExitSetup || !strings.Contains(errs, "protocol 99") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	code, _, errs = run(t, "run", "--impl", "/nonexistent/impl")
+	if code != ExitSetup {
+		t.Errorf("missing binary: exit %d: %s", code, errs)
+	}
+	if left := leftoverSleeps(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+func TestRun_knownFailing(t *testing.T) {
+	selfImpl(t)
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "kf.txt")
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	impl := "sh testdata/impls/wrong-field.sh"
+	// completion.by-tool fails under wrong-field; listing it makes the run pass.
+	code, out, _ := run(t, "run", "--impl", impl, "--run", "completion.by-tool", "--known-failing", write("completion.by-tool  # reason is rewritten\n"))
+	if code != ExitOK || !strings.Contains(out, "1 known failing") {
+		t.Errorf("listed failure: exit %d\n%s", code, out)
+	}
+	// A listed scenario that passes is stale.
+	code, out, _ = run(t, "run", "--run", "outcome.normal-return", "--known-failing", write("outcome.*  # was broken\n"))
+	if code != ExitFail || !strings.Contains(out, "passes but is listed as known failing") {
+		t.Errorf("stale entry: exit %d\n%s", code, out)
+	}
+	// A pattern that matches nothing is an error.
+	code, out, _ = run(t, "run", "--run", "outcome.normal-return", "--known-failing", write("nosuch.*  # typo\n"))
+	if code != ExitFail || !strings.Contains(out, `pattern "nosuch.*" matches no scenario`) {
+		t.Errorf("unmatched pattern: exit %d\n%s", code, out)
+	}
+	// An entry without a reason is a setup error naming file:line.
+	code, _, errs := run(t, "run", "--known-failing", write("# header\nparse.*\n"))
+	if code != ExitSetup || !strings.Contains(errs, "kf.txt:2:") {
+		t.Errorf("missing reason: exit %d: %s", code, errs)
+	}
+}
+
+func TestRun_transcriptsAndReports(t *testing.T) {
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.xml")
+	code, stdout, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", "cancel.during-tool-call", "--transcripts", dir, "--report", "junit", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errs)
+	}
+	xml, _ := os.ReadFile(out)
+	if !bytes.Contains(xml, []byte(`<testcase name="cancel.during-tool-call"`)) {
+		t.Errorf("junit report:\n%s", xml)
+	}
+	tr, err := os.ReadFile(filepath.Join(dir, "cancel.during-tool-call.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"from":"runner","message":{"type":"run"`, `"type":"handler_call"`, `"type":"cancel"`, `"type":"result"`} {
+		if !bytes.Contains(tr, []byte(want)) {
+			t.Errorf("transcript lacks %s", want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"nope"}, {"run", "--report", "pdf"}, {"run", "--run", "no.such.*"}, {"run", "-p", "0"}, {"diff", "one.json"}} {
+		if code, _, _ := run(t, args...); code != ExitSetup {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitSetup)
+		}
+	}
+}
