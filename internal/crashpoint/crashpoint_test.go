@@ -4,17 +4,23 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
-func TestMain(m *testing.M) {
-	if ChildMain() {
-		return
+// buildChild compiles crashchild without the race detector into dir.
+func buildChild(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "crashchild")
+	cmd := exec.Command("go", "build", "-o", exe, "./crashchild")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the crash child: %v\n%s", err, out)
 	}
-	os.Exit(m.Run())
+	return exe
 }
 
 // TestCrashPoints kills a real child process at every journal write point
@@ -27,10 +33,7 @@ func TestCrashPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := buildChild(t)
 	total, replays, unknown, explored := 0, 0, 0, 0
 	for _, sc := range scs {
 		if !slices.Contains(sc.Requires, "resume") || !Eligible(sc) {
@@ -54,6 +57,12 @@ func TestCrashPoints(t *testing.T) {
 	if explored == 0 || total == 0 {
 		t.Fatal("no crash point was explored: the resume scenarios are missing")
 	}
-	// Printed unconditionally so CI logs show the harness's reach.
-	fmt.Printf("crash-point harness: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown\n", explored, total, replays, unknown)
+	summary := fmt.Sprintf("crash-point harness: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown\n", explored, total, replays, unknown)
+	t.Log(summary)
+	// CI asks for the summary in a file, since go test hides a passing test's output.
+	if path := os.Getenv("POLYLOOP_CRASH_SUMMARY"); path != "" {
+		if err := os.WriteFile(path, []byte(summary), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -86,7 +86,8 @@ func stepTool(tr *trajectories.Trajectory, step int) string {
 	return ""
 }
 
-// Explore kills exe (a binary whose main calls ChildMain first) at every
+// Explore kills exe (a binary whose main calls ChildMain, such as
+// crashchild) at every
 // journal write point of sc and checks each resume. work is a scratch
 // directory.
 func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work string) (*Report, error) {
@@ -118,7 +119,7 @@ func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work strin
 func spawn(ctx context.Context, exe, id, dir, point string, expectKill bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), EnvScenario+"="+id, EnvDir+"="+dir, EnvPoint+"="+point)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

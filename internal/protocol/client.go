@@ -41,6 +41,19 @@ type Client struct {
 	mu    sync.Mutex
 	idle  []*child
 	hello *Message
+	logMu sync.Mutex
+}
+
+// lockedWriter serialises the stderr copies of several processes.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Start launches one process and completes the handshake, so Name and
@@ -120,7 +133,7 @@ func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
 	cmd := c.Command()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.Logs != nil {
-		cmd.Stderr = c.Logs
+		cmd.Stderr = lockedWriter{mu: &c.logMu, w: c.Logs}
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
