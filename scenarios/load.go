@@ -102,15 +102,20 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		}
 		return nil, err
 	}
+	shape := shapeProblems(name, generic, lines)
 	sch, err := compiled()
 	if err != nil {
 		return nil, err
 	}
-	if probs := sch.Validate(generic); len(probs) > 0 {
-		le := &LoadError{}
+	if probs := sch.Validate(generic); len(probs) > 0 || len(shape) > 0 {
+		le := &LoadError{Problems: shape}
 		for _, p := range probs {
-			le.Problems = append(le.Problems, Problem{File: name, Line: lineOf(lines, p.Pointer), Msg: describe(p)})
+			if len(shape) > 0 && covered(p) {
+				continue
+			}
+			le.Problems = append(le.Problems, Problem{File: name, Line: problemLine(lines, p), Msg: describe(p)})
 		}
+		sort.SliceStable(le.Problems, func(i, j int) bool { return le.Problems[i].Line < le.Problems[j].Line })
 		return nil, le
 	}
 	var sc Scenario
@@ -122,6 +127,58 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	return &sc, nil
+}
+
+// shapeProblems catches the mistakes whose schema messages ("'not'
+// failed", one line per oneOf branch) would not tell a person what to do.
+func shapeProblems(name string, doc any, lines map[string]int) []Problem {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []Problem
+	_, hasReq := top["request"]
+	_, hasPhases := top["phases"]
+	switch {
+	case hasReq && hasPhases:
+		out = append(out, Problem{File: name, Line: lines["/phases"], Msg: "give either request (one run) or phases (several runs sharing the definition), not both"})
+	case !hasReq && !hasPhases:
+		out = append(out, Problem{File: name, Line: 1, Msg: "no request: add request (one run) or phases (several runs sharing the definition)"})
+	}
+	if exp, ok := top["expect"].(map[string]any); ok {
+		_, a := exp["assembly_error"]
+		_, e := exp["end"]
+		_, r := exp["run_error"]
+		if !a && !e && !r {
+			out = append(out, Problem{File: name, Line: lines["/expect"], Msg: "expect must say how the run ends: add end, assembly_error or run_error"})
+		}
+	}
+	return out
+}
+
+// covered reports schema problems that shapeProblems already explains
+// better: the request/phases choice and the expect block's end.
+func covered(p schema.Problem) bool {
+	switch {
+	case p.Pointer == "" && (strings.Contains(p.Message, "'not' failed") || strings.Contains(p.Message, "missing property 'request'") || strings.Contains(p.Message, "missing property 'phases'")):
+		return true
+	case p.Pointer == "/expect" && strings.HasPrefix(p.Message, "missing property"):
+		return true
+	}
+	return false
+}
+
+var additional = regexp.MustCompile(`^additional properties? '([^']+)'`)
+
+// problemLine points an "additional property" problem at the offending
+// key rather than at its parent mapping.
+func problemLine(lines map[string]int, p schema.Problem) int {
+	if m := additional.FindStringSubmatch(p.Message); m != nil {
+		if l, ok := lines[p.Pointer+"/"+m[1]]; ok {
+			return l
+		}
+	}
+	return lineOf(lines, p.Pointer)
 }
 
 func describe(p schema.Problem) string {
