@@ -1,0 +1,80 @@
+package compare
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func doc(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestDiff_paths(t *testing.T) {
+	want := doc(t, `{"steps":[{"outcome":{"status":"NOT_EXECUTED"},"n":1},{"x":1}],"end":{"reason":"a"},"odd key":1}`)
+	got := doc(t, `{"steps":[{"outcome":{"status":"EXECUTED"},"n":1},{"x":1},{"x":2}],"end":{"reason":"a","extra":true},"odd key":2}`)
+	diffs, err := Diff(want, got, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, d := range diffs {
+		lines = append(lines, d.String())
+	}
+	wantLines := []string{
+		`["odd key"]: want 1, got 2`,
+		`end.extra: want (absent), got true`,
+		`steps[0].outcome.status: want NOT_EXECUTED, got EXECUTED`,
+		`steps[2]: want (absent), got {"x":2}`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("diffs:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantLines, "\n"))
+	}
+}
+
+func TestDiff_ignore(t *testing.T) {
+	want := doc(t, `{"steps":[{"context_size":1,"a":1},{"context_size":2,"a":1}],"events":[{"t":1}]}`)
+	got := doc(t, `{"steps":[{"context_size":9,"a":1},{"context_size":9,"a":2}],"events":[]}`)
+	diffs, _ := Diff(want, got, Options{Ignore: []string{"steps[*].context_size", "events.*", "events"}})
+	if len(diffs) != 1 || diffs[0].Path != "steps[1].a" {
+		t.Errorf("diffs = %v", diffs)
+	}
+}
+
+func TestDiff_equalAndOrdering(t *testing.T) {
+	a := doc(t, `{"steps":[`+strings.Repeat(`{"v":1},`, 11)+`{"v":1}]}`)
+	b := doc(t, `{"steps":[`+strings.Repeat(`{"v":1},`, 11)+`{"v":2}]}`)
+	if d, _ := Diff(a, a, Options{}); len(d) != 0 {
+		t.Errorf("equal docs differ: %v", d)
+	}
+	d, _ := Diff(a, b, Options{})
+	if len(d) != 1 || d[0].Path != "steps[11].v" {
+		t.Errorf("diffs = %v", d)
+	}
+	if !lessPath("steps[2].x", "steps[10].x") {
+		t.Error("numeric path order wrong")
+	}
+}
+
+func TestLookup(t *testing.T) {
+	d := doc(t, `{"a":{"b":[{"c":"x"}]},"odd key":{"k":1}}`)
+	for path, want := range map[string]any{"a.b[0].c": "x", `["odd key"].k`: json.Number("1")} {
+		v, ok, err := Lookup(d, path)
+		if err != nil || !ok || v != want {
+			t.Errorf("%s = %v %v %v", path, v, ok, err)
+		}
+	}
+	if _, ok, _ := Lookup(d, "a.b[3].c"); ok {
+		t.Error("out-of-range index found")
+	}
+	if _, _, err := Lookup(d, "a.b[x"); err == nil {
+		t.Error("malformed path accepted")
+	}
+}

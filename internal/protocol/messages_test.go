@@ -1,0 +1,59 @@
+package protocol
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+func TestDecode(t *testing.T) {
+	m, err := Decode([]byte(`{"type":"model_call","call":3,"input":[{"role":"user","content":"x"}]}`))
+	if err != nil || m.Type != TypeModelCall || m.Call != 3 || len(m.Input) != 1 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	for line, want := range map[string]string{
+		"":                          "empty line",
+		"hello":                     "not a JSON object",
+		`{"call":1}`:                `no "type"`,
+		`{"type":"x"} {"type":"y"}`: "more than one JSON value",
+		`{"type":"x","call":"one"}`: "cannot unmarshal",
+		`{"type":`:                  "unexpected EOF",
+	} {
+		_, err := Decode([]byte(line))
+		if !errors.Is(err, ErrBadMessage) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", line, err, want)
+		}
+	}
+}
+
+func TestSpecRoundTrip(t *testing.T) {
+	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs {
+		spec := SpecFor(sc)
+		line, err := Encode(&Message{Type: TypeRun, ID: sc.ID, Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(line)
+		if err != nil {
+			t.Fatalf("%s: %v", sc.ID, err)
+		}
+		back := ScenarioFor(m.Spec)
+		if len(back.Runs()) != len(sc.Runs()) || len(back.Tools) != len(sc.Tools) {
+			t.Errorf("%s: runs or tools lost", sc.ID)
+		}
+		for i, r := range sc.Runs() {
+			if (r.VisibleTools == nil) != (back.Runs()[i].VisibleTools == nil) {
+				t.Errorf("%s: visible_tools null/[] distinction lost", sc.ID)
+			}
+		}
+		if strings.Contains(string(line), `"expect"`) || strings.Contains(string(line), `"model":`) {
+			t.Errorf("%s: the spec leaks the script or the oracle", sc.ID)
+		}
+	}
+}
