@@ -38,6 +38,8 @@ func commands() map[string]command {
 		"diff":            {"field-by-field diff of two trajectories", diffCmd},
 		"verify":          {"check recorded trajectories against the goldens", verifyCmd},
 		"serve-reference": {"serve the reference kernel over the stdio protocol (an implementation for --impl)", serveCmd},
+		"gate":            {"refuse golden and decision changes that do not explain each other; check the upstream lock", gateCmd},
+		"pin":             {"record hashes of the upstream design decisions in the lock file", pinCmd},
 		"coverage":        {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
 	}
 }

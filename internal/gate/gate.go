@@ -1,0 +1,374 @@
+// Package gate is the CI gate for design-doc changes: it compares the
+// working tree with a base revision and refuses golden changes that no
+// decision change explains, decision changes that no scenario checks,
+// stale goldens, and upstream design-doc changes that were not reviewed.
+package gate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/upstream"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Options say what to compare.
+type Options struct {
+	Dir      string // the repository's working tree
+	Base     string // git revision to compare with; empty skips the git rules
+	Upstream string // PolyLoop's design-doc folder; empty skips upstream checks
+	Lock     string // lock file; default docs/design/upstream.lock.json
+}
+
+// Result lists what the gate found.
+type Result struct {
+	Problems []string
+	Notes    []string
+}
+
+// Layout of the repository the gate reads.
+const (
+	DesignDir   = "docs/design"
+	ScenarioDir = "scenarios"
+	GoldenDir   = "trajectories"
+	LockFile    = "docs/design/upstream.lock.json"
+)
+
+// Check runs every rule.
+func Check(ctx context.Context, o Options) (*Result, error) {
+	r := &Result{}
+	cur, err := decisions.Load(os.DirFS(filepath.Join(o.Dir, DesignDir)))
+	if err != nil {
+		return nil, err
+	}
+	scs, err := scenarios.LoadAll(os.DirFS(filepath.Join(o.Dir, ScenarioDir)))
+	if err != nil {
+		return nil, err
+	}
+	goldens, err := trajectories.GoldensFromDir(filepath.Join(o.Dir, GoldenDir))
+	if err != nil {
+		return nil, err
+	}
+	passing := regenerate(ctx, scs, goldens, r)
+	if o.Base != "" {
+		if err := gitRules(o, cur, scs, passing, r); err != nil {
+			return nil, err
+		}
+	}
+	if o.Upstream != "" {
+		if err := upstreamRules(o, cur, scs, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// regenerate runs every scenario on the reference and compares the result
+// with the committed golden byte for byte. It returns the scenarios that
+// pass their expect block with an up-to-date golden.
+func regenerate(ctx context.Context, scs []*scenarios.Scenario, goldens map[string][]byte, r *Result) map[string]bool {
+	passing := map[string]bool{}
+	suite := &engine.Suite{Scenarios: scs}
+	ids := map[string]bool{}
+	for _, sc := range scs {
+		ids[sc.ID] = true
+		res := suite.Run(ctx, engine.Reference{}, sc)
+		if res.Status != engine.Pass {
+			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s fails against the reference: %s", sc.ID, strings.Join(res.Problems, "; ")))
+			continue
+		}
+		fresh, err := trajectories.Marshal(res.Trajectory)
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+			continue
+		}
+		old, ok := goldens[sc.ID]
+		switch {
+		case !ok:
+			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s has no golden trajectories/%s.json; generate it with go test ./conformance -args -update", sc.ID, sc.ID))
+		case !bytes.Equal(old, fresh):
+			r.Problems = append(r.Problems, fmt.Sprintf("golden trajectories/%s.json is stale: the reference now produces %s; regenerate with go test ./conformance -args -update and review the diff", sc.ID, firstDiff(old, fresh)))
+		default:
+			passing[sc.ID] = true
+		}
+	}
+	var orphans []string
+	for id := range goldens {
+		if !ids[id] {
+			orphans = append(orphans, id)
+		}
+	}
+	sort.Strings(orphans)
+	for _, id := range orphans {
+		r.Problems = append(r.Problems, fmt.Sprintf("golden trajectories/%s.json has no scenario; delete it or restore scenarios/%s.yaml", id, id))
+	}
+	return passing
+}
+
+func firstDiff(old, fresh []byte) string {
+	_, a, err1 := trajectories.Parse("golden", old)
+	_, b, err2 := trajectories.Parse("fresh", fresh)
+	if err1 != nil || err2 != nil {
+		return "different bytes"
+	}
+	d, _ := compare.Diff(a, b, compare.Options{})
+	if len(d) == 0 {
+		return "the same content formatted differently"
+	}
+	more := ""
+	if len(d) > 1 {
+		more = fmt.Sprintf(" (and %d more differences)", len(d)-1)
+	}
+	return d[0].String() + more
+}
+
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// changedFiles lists paths that differ between base and the working tree,
+// untracked files included.
+func changedFiles(dir, base string) (map[string]bool, error) {
+	diff, err := git(dir, "diff", "--name-only", base, "--")
+	if err != nil {
+		return nil, err
+	}
+	untracked, err := git(dir, "ls-files", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, l := range strings.Split(diff+"\n"+untracked, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out[l] = true
+		}
+	}
+	return out, nil
+}
+
+// baseDecisions reads the decision records as they were at base.
+func baseDecisions(dir, base string) (map[string]decisions.Decision, error) {
+	list, err := git(dir, "ls-tree", "--name-only", base, DesignDir+"/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]decisions.Decision{}
+	for _, p := range strings.Fields(list) {
+		if !strings.HasSuffix(p, ".md") || path.Base(p) == "README.md" {
+			continue
+		}
+		data, err := git(dir, "show", base+":"+p)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := decisions.Parse(path.Base(p)+"@"+base, []byte(data))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			out[d.ID] = d
+		}
+	}
+	return out, nil
+}
+
+func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing map[string]bool, r *Result) error {
+	if _, err := git(o.Dir, "rev-parse", "--verify", o.Base+"^{commit}"); err != nil {
+		return fmt.Errorf("--base %s is not a commit in %s: %w", o.Base, o.Dir, err)
+	}
+	files, err := changedFiles(o.Dir, o.Base)
+	if err != nil {
+		return err
+	}
+	before, err := baseDecisions(o.Dir, o.Base)
+	if err != nil {
+		return err
+	}
+	changed := map[string]bool{}
+	for _, id := range cur.Order {
+		d := cur.ByID[id]
+		if old, ok := before[id]; !ok || old.Text != d.Text {
+			changed[id] = true
+		}
+	}
+	byID := map[string]*scenarios.Scenario{}
+	citing := map[string][]string{}
+	for _, sc := range scs {
+		byID[sc.ID] = sc
+		for _, d := range sc.Decisions {
+			citing[d] = append(citing[d], sc.ID)
+		}
+	}
+	existed, err := git(o.Dir, "ls-tree", "--name-only", o.Base, GoldenDir+"/")
+	if err != nil {
+		return err
+	}
+	existedScenarios, err := git(o.Dir, "ls-tree", "--name-only", o.Base, ScenarioDir+"/")
+	if err != nil {
+		return err
+	}
+	atBase := map[string]bool{}
+	for _, p := range strings.Fields(existed + "\n" + existedScenarios) {
+		atBase[p] = true
+	}
+	// Rule: a changed golden needs a changed decision behind it. A golden
+	// added together with its new scenario is a new check, not a change.
+	var goldens []string
+	for f := range files {
+		if dir, name := path.Split(f); dir == GoldenDir+"/" && strings.HasSuffix(name, ".json") && name != trajectories.SchemaFile {
+			goldens = append(goldens, strings.TrimSuffix(name, ".json"))
+		}
+	}
+	sort.Strings(goldens)
+	for _, id := range goldens {
+		sc, ok := byID[id]
+		if !ok {
+			continue // reported by the orphan rule, or a deleted scenario with its golden
+		}
+		if !atBase[GoldenDir+"/"+id+".json"] && !atBase[ScenarioDir+"/"+id+".yaml"] {
+			r.Notes = append(r.Notes, fmt.Sprintf("new scenario %s with its golden", id))
+			continue
+		}
+		if !slices.ContainsFunc(sc.Decisions, func(d string) bool { return changed[d] }) {
+			r.Problems = append(r.Problems, fmt.Sprintf("golden %s changed but none of its decisions (%s) changed; record why the behaviour changed in docs/design, or revert the golden", id, strings.Join(sc.Decisions, ", ")))
+		}
+	}
+	// Rule: a changed or new decision must be checked by a scenario that
+	// changed with it or passes as it stands.
+	var ids []string
+	for id := range changed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		d := cur.ByID[id]
+		if !d.Accepted() {
+			continue
+		}
+		cites := citing[id]
+		sort.Strings(cites)
+		ok := slices.ContainsFunc(cites, func(s string) bool {
+			return files[ScenarioDir+"/"+s+".yaml"] || passing[s]
+		})
+		switch {
+		case len(cites) == 0 && d.Level == "MUST":
+			r.Problems = append(r.Problems, fmt.Sprintf("decision %s changed but no scenario cites it; add or update a scenario with an expect block that checks it", id))
+		case len(cites) == 0:
+			r.Notes = append(r.Notes, fmt.Sprintf("SHOULD decision %s changed and no scenario cites it", id))
+		case !ok:
+			r.Problems = append(r.Problems, fmt.Sprintf("decision %s changed but none of the scenarios citing it (%s) changed or passes", id, strings.Join(cites, ", ")))
+		default:
+			r.Notes = append(r.Notes, fmt.Sprintf("decision %s changed; checked by %s", id, strings.Join(cites, ", ")))
+		}
+	}
+	return nil
+}
+
+func upstreamRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, r *Result) error {
+	lockPath := o.Lock
+	if lockPath == "" {
+		lockPath = filepath.Join(o.Dir, LockFile)
+	}
+	lock, err := upstream.ReadLock(lockPath)
+	if err != nil {
+		return err
+	}
+	up, err := upstream.ReadDir(o.Upstream)
+	if err != nil {
+		return err
+	}
+	entries := map[string]upstream.LockEntry{}
+	for _, e := range lock.Decisions {
+		entries[e.Key()] = e
+	}
+	citing := map[string][]string{}
+	for _, sc := range scs {
+		for _, d := range sc.Decisions {
+			citing[d] = append(citing[d], sc.ID)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range up {
+		seen[d.Key()] = true
+		e, ok := entries[d.Key()]
+		switch {
+		case !ok:
+			r.Problems = append(r.Problems, fmt.Sprintf("upstream %s (%s:%d) is new and maps to no local decision; add a record with `- upstream: %s` to docs/design, then run polyloop-conform pin", d.Key(), d.File, d.Line, d.Key()))
+		case len(e.Local) == 0:
+			r.Problems = append(r.Problems, fmt.Sprintf("upstream %s maps to no local decision; add a record with `- upstream: %s` to docs/design, then run polyloop-conform pin", d.Key(), d.Key()))
+		case e.SHA256 != d.Hash:
+			r.Problems = append(r.Problems, fmt.Sprintf("upstream %s changed: revisit %s, scenarios %s; then run polyloop-conform pin", d.Key(), revisit(e.Local), scenarioList(e.Local, citing)))
+		}
+	}
+	for _, e := range lock.Decisions {
+		if !seen[e.Key()] {
+			r.Problems = append(r.Problems, fmt.Sprintf("upstream %s is gone from %s: revisit %s (supersede or remove them), then run polyloop-conform pin", e.Key(), o.Upstream, revisit(e.Local)))
+		}
+	}
+	for _, e := range lock.Decisions {
+		for _, id := range e.Local {
+			if _, ok := cur.ByID[id]; !ok {
+				r.Problems = append(r.Problems, fmt.Sprintf("the upstream lock maps %s to %s, which docs/design no longer defines; run polyloop-conform pin", e.Key(), id))
+			}
+		}
+	}
+	return nil
+}
+
+// revisit names local IDs compactly: "0008.D4.* (0008.D4, 0008.D4.env-error)".
+func revisit(ids []string) string {
+	if len(ids) == 0 {
+		return "(no local decision)"
+	}
+	root := ids[0]
+	for _, id := range ids[1:] {
+		for !strings.HasPrefix(id, root) {
+			i := strings.LastIndexByte(root, '.')
+			if i < 0 {
+				root = ""
+				break
+			}
+			root = root[:i]
+		}
+	}
+	if len(ids) > 1 && strings.Contains(root, ".D") {
+		return root + ".* (" + strings.Join(ids, ", ") + ")"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func scenarioList(ids []string, citing map[string][]string) string {
+	set := map[string]bool{}
+	for _, id := range ids {
+		for _, s := range citing[id] {
+			set[s] = true
+		}
+	}
+	var out []string
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "(none cite them)"
+	}
+	return strings.Join(out, ", ")
+}
