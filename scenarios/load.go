@@ -31,8 +31,12 @@ const SchemaFile = "scenario.schema.json"
 // MaxFileBytes bounds a scenario file; larger files are refused unread.
 const MaxFileBytes = 1 << 20
 
-// maxNodes bounds the YAML nodes visited, so alias bombs fail fast.
-const maxNodes = 200_000
+// maxNodes bounds the YAML nodes visited, so alias bombs fail fast, and
+// maxDepth bounds nesting, so a self-referencing alias cannot recurse.
+const (
+	maxNodes = 200_000
+	maxDepth = 64
+)
 
 // IDPattern is what a scenario ID looks like; it cannot hold a path
 // separator or "..", so it is safe to use as a file name.
@@ -217,6 +221,9 @@ func yamlError(name string, err error) error {
 // and records the line of every JSON pointer.
 func toGeneric(n *yaml.Node, ptr string, lines map[string]int, budget *int) (any, error) {
 	*budget--
+	if strings.Count(ptr, "/") > maxDepth {
+		return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: fmt.Sprintf("nested deeper than %d levels (a self-referencing alias?); simplify the file", maxDepth)}}}
+	}
 	if *budget < 0 {
 		return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: fmt.Sprintf("more than %d YAML nodes (aliases expanded); simplify the file", maxNodes)}}}
 	}
