@@ -15,6 +15,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/golden"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -46,7 +47,7 @@ func mustLoad() []*scenarios.Scenario {
 
 // impl is the driver every spec runs against: the in-process reference,
 // or the command line in POLYLOOP_IMPL over the stdio protocol.
-var impl engine.Driver = engine.Reference{}
+var impl engine.Driver = engine.Reference{Schemas: &tools.SchemaCache{}}
 
 func driver() engine.Driver { return impl }
 

@@ -144,9 +144,11 @@ type Resume struct {
 	TornTail     bool   `json:"torn_tail,omitempty"`
 }
 
-// Marshal renders a trajectory the way goldens are stored: two-space
-// indent, no HTML escaping, trailing newline.
+// Marshal renders a trajectory the way goldens are stored: normalised
+// (empty lists, never null), two-space indent, no HTML escaping, trailing
+// newline. Equal trajectories marshal to equal bytes.
 func Marshal(t *Trajectory) ([]byte, error) {
+	t.Normalize()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
 // newDriver returns the in-process reference when impl is empty, and a
@@ -18,7 +19,7 @@ func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer) (e
 		if transcripts != "" {
 			return nil, nil, fmt.Errorf("--transcripts records the protocol exchange, so it needs --impl")
 		}
-		return engine.Reference{}, func() {}, nil
+		return engine.Reference{Schemas: &tools.SchemaCache{}}, func() {}, nil
 	}
 	c := &protocol.Client{
 		Command:     func() *exec.Cmd { return exec.Command("/bin/sh", "-c", "exec "+impl) },

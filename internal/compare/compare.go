@@ -81,8 +81,10 @@ type Options struct {
 	Ignore []string
 }
 
-// Diff compares want and got (plain JSON values) and returns every
-// difference, sorted by path.
+// Diff compares want and got and returns every difference, sorted by
+// path. Both must be plain JSON values as encoding/json decodes them with
+// UseNumber (trajectories.Parse and ToGeneric return that form); pass other
+// Go values through Normalize first.
 func Diff(want, got any, o Options) ([]Difference, error) {
 	ignore, err := compilePatterns(o.Ignore)
 	if err != nil {
@@ -93,7 +95,7 @@ func Diff(want, got any, o Options) ([]Difference, error) {
 	if len(ignore) > 0 {
 		opts = append(opts, cmp.FilterPath(func(p cmp.Path) bool { return matchAny(ignore, pathString(p)) }, cmp.Ignore()))
 	}
-	cmp.Equal(Normalize(want), Normalize(got), opts...)
+	cmp.Equal(want, got, opts...)
 	sort.SliceStable(r.diffs, func(i, j int) bool { return lessPath(r.diffs[i].Path, r.diffs[j].Path) })
 	return r.diffs, nil
 }

@@ -7,17 +7,20 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/expect"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -35,7 +38,11 @@ type Driver interface {
 }
 
 // Reference is the in-process reference kernel.
-type Reference struct{}
+type Reference struct {
+	// Schemas, when set, shares compiled tool schemas between runs; a
+	// scenario's schemas are otherwise compiled for every run.
+	Schemas *tools.SchemaCache
+}
 
 // Name implements Driver.
 func (Reference) Name() string { return "reference (in process)" }
@@ -44,8 +51,8 @@ func (Reference) Name() string { return "reference (in process)" }
 func (Reference) Capabilities() []string { return refdriver.Capabilities }
 
 // Run implements Driver.
-func (Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
-	return refdriver.Run(ctx, sc, env, refdriver.Options{})
+func (r Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
+	return refdriver.Run(ctx, sc, env, refdriver.Options{Schemas: r.Schemas})
 }
 
 // Status is a scenario's verdict.
@@ -65,9 +72,7 @@ type Result struct {
 	Status     Status
 	Problems   []string
 	Trajectory *trajectories.Trajectory
-	// Generic is Trajectory as plain JSON values (nil when the run failed).
-	Generic  any
-	Duration time.Duration
+	Duration   time.Duration
 }
 
 // Suite is a set of scenarios with their goldens.
@@ -78,6 +83,9 @@ type Suite struct {
 	Goldens map[string][]byte
 	// Timeout bounds one scenario; zero means 10 seconds.
 	Timeout time.Duration
+
+	mu    sync.Mutex
+	cache map[string]*goldenInfo
 }
 
 // Missing reports scenarios without a golden and goldens without a
@@ -134,7 +142,6 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCalls = snap.ModelCalls
 	res.Trajectory = tr
 	res.Problems = s.Judge(sc, tr)
-	res.Generic, _ = trajectories.ToGeneric(tr)
 	res.Status = Pass
 	if len(res.Problems) > 0 {
 		res.Status = Fail
@@ -145,37 +152,44 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 // Judge checks a trajectory against the schema, the expect block and the
 // golden, returning every problem found.
 func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []string {
-	var problems []string
 	cite := " (" + strings.Join(sc.Decisions, ", ") + ")"
 	data, err := trajectories.Marshal(tr)
 	if err != nil {
 		return []string{"trajectory cannot be encoded: " + err.Error()}
 	}
-	_, got, err := trajectories.Parse(sc.ID, data)
-	if err != nil {
-		return []string{"trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}
-	}
+	var problems []string
 	if tr.Scenario != sc.ID {
 		problems = append(problems, fmt.Sprintf("scenario: want %s, got %s", sc.ID, tr.Scenario))
+	}
+	var g *goldenInfo
+	if s.Goldens != nil {
+		golden, ok := s.Goldens[sc.ID]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("no golden trajectories/%s.json", sc.ID))
+		} else {
+			g = s.golden(sc, golden, cite)
+			if bytes.Equal(data, golden) {
+				// Byte-identical to the golden: the schema and expect checks of
+				// the golden, done once per suite, are this trajectory's checks.
+				return append(problems, g.selfProblems...)
+			}
+		}
+	}
+	_, got, err := trajectories.Parse(sc.ID, data)
+	if err != nil {
+		return append(problems, "trajectory does not match trajectories/trajectory.schema.json: "+err.Error())
 	}
 	for _, f := range expect.Check(sc, got) {
 		problems = append(problems, "expect: "+f.String()+cite)
 	}
-	if s.Goldens == nil {
+	if g == nil {
 		return problems
 	}
-	golden, ok := s.Goldens[sc.ID]
-	if !ok {
-		return append(problems, fmt.Sprintf("no golden trajectories/%s.json", sc.ID))
+	problems = append(problems, g.goldenProblems...)
+	if g.doc == nil {
+		return problems
 	}
-	_, want, err := trajectories.Parse("trajectories/"+sc.ID+".json", golden)
-	if err != nil {
-		return append(problems, "golden: "+err.Error())
-	}
-	for _, f := range expect.Check(sc, want) {
-		problems = append(problems, "golden contradicts expect (a bug in the golden, not a new truth): "+f.String()+cite)
-	}
-	diffs, err := compare.Diff(want, got, compare.Options{})
+	diffs, err := compare.Diff(g.doc, got, compare.Options{})
 	if err != nil {
 		return append(problems, err.Error())
 	}
@@ -183,6 +197,42 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []str
 		problems = append(problems, "golden: "+d.String()+cite)
 	}
 	return problems
+}
+
+// goldenInfo is what a suite learns from a golden once.
+type goldenInfo struct {
+	doc any
+	// goldenProblems are the golden's own faults (unreadable, or
+	// contradicting expect); selfProblems are the problems a trajectory
+	// byte-identical to the golden has.
+	goldenProblems []string
+	selfProblems   []string
+}
+
+func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *goldenInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.cache[sc.ID]; ok {
+		return g
+	}
+	g := &goldenInfo{}
+	_, doc, err := trajectories.Parse("trajectories/"+sc.ID+".json", golden)
+	if err != nil {
+		g.goldenProblems = []string{"golden: " + err.Error()}
+		g.selfProblems = []string{"trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}
+	} else {
+		g.doc = doc
+		for _, f := range expect.Check(sc, doc) {
+			g.goldenProblems = append(g.goldenProblems, "golden contradicts expect (a bug in the golden, not a new truth): "+f.String()+cite)
+			g.selfProblems = append(g.selfProblems, "expect: "+f.String()+cite)
+		}
+		g.selfProblems = append(g.selfProblems, g.goldenProblems...)
+	}
+	if s.cache == nil {
+		s.cache = map[string]*goldenInfo{}
+	}
+	s.cache[sc.ID] = g
+	return g
 }
 
 func missingCaps(req, have []string) []string {

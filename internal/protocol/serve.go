@@ -29,7 +29,7 @@ type Identity struct {
 // kernel: it reads runner messages from in, runs scenarios one at a time,
 // and writes calls and results to out, until in ends.
 func Serve(ctx context.Context, id Identity, in io.Reader, out io.Writer) error {
-	s := &server{id: id, out: out, pending: map[int]chan *Message{}}
+	s := &server{id: id, out: out, pending: map[int]chan *Message{}, schemas: &tools.SchemaCache{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
 	var wg sync.WaitGroup
@@ -88,6 +88,7 @@ type server struct {
 	mu      sync.Mutex
 	pending map[int]chan *Message
 	next    int
+	schemas *tools.SchemaCache
 }
 
 func (s *server) send(m *Message) error {
@@ -151,7 +152,7 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 	case m.ReportJournalPoints:
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false)
 	default:
-		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir})
+		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas})
 	}
 	if err != nil {
 		s.send(&Message{Type: TypeError, ID: m.ID, Message: err.Error()})

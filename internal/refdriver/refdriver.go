@@ -46,6 +46,8 @@ type Options struct {
 	// Crash overrides the scenario's crash point (the crash-point harness
 	// walks every point this way). Nil uses the scenario's own.
 	Crash *fakes.CrashInjector
+	// Schemas shares compiled tool schemas between runs (may be nil).
+	Schemas *tools.SchemaCache
 }
 
 // Run runs sc and returns its trajectory, without handler_calls and
@@ -55,7 +57,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 	def := definition(sc)
 	runs := sc.Runs()
 	for i, r := range runs {
-		req, err := BuildRequest(sc, def, i, env)
+		req, err := BuildRequest(sc, def, i, env, o.Schemas)
 		if err != nil {
 			var ae *run.AssemblyError
 			if !errors.As(err, &ae) {
@@ -129,7 +131,7 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	if inj == nil {
 		inj = fakes.ForSpec(sc.Faults.Crash)
 	}
-	res, err := journaled(ctx, sc, def, env, opts, dir, inj.Hook, false)
+	res, err := journaled(ctx, sc, def, env, opts, dir, inj.Hook, false, o.Schemas)
 	point, fired := inj.Fired()
 	switch {
 	case err != nil && !errors.Is(err, fakes.ErrCrash):
@@ -146,7 +148,7 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
-	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true)
+	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true, o.Schemas)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -156,8 +158,8 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 
 // journaled runs (or resumes) the single request of sc with a journal in
 // dir, building the request afresh as a new process would.
-func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool) (*run.Result, error) {
-	req, err := BuildRequest(sc, def, 0, env)
+func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool, cache *tools.SchemaCache) (*run.Result, error) {
+	req, err := BuildRequest(sc, def, 0, env, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +181,7 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	def := definition(sc)
 	rec := &events.Recorder{}
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0)), Sinks: sinks(rec, sc.Faults.Sink)}
-	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume)
+	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +239,7 @@ func TearTail(dir string) error {
 
 // BuildRequest assembles phase i of sc; assembly failures come back as
 // *run.AssemblyError.
-func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env) (*run.Request, error) {
+func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, cache *tools.SchemaCache) (*run.Request, error) {
 	r := sc.Runs()[i]
 	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
 	for _, t := range sc.Tools {
@@ -254,7 +256,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env) (
 		}
 		specs = append(specs, spec)
 	}
-	full, err := tools.NewRegistry(specs...)
+	full, err := tools.NewRegistryWithCache(cache, specs...)
 	if err != nil {
 		return nil, run.AsAssemblyError(err)
 	}

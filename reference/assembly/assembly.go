@@ -134,6 +134,27 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 	return msgs, size, nil
 }
 
+// AppendTurn adds one settled step's model output and observation to
+// msgs, which Build produced for the same input, and returns the new list
+// and size. The run loop uses it so that a step costs the same whatever the
+// history's length; the order is Build's.
+func AppendTurn(msgs []Message, size int, t Turn, tmpl string, m Measure) ([]Message, int, error) {
+	if tmpl == "" {
+		tmpl = DefaultTemplate
+	}
+	obs := strings.ReplaceAll(tmpl, Placeholder, t.Observation)
+	n1, err := m(BlockModelOutput, t.ModelOutput)
+	if err != nil {
+		return nil, 0, fmt.Errorf("measure %s block: %w", BlockModelOutput, err)
+	}
+	n2, err := m(BlockObservation, obs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("measure %s block: %w", BlockObservation, err)
+	}
+	msgs = append(msgs, Message{Role: RoleAssistant, Content: t.ModelOutput}, Message{Role: RoleUser, Content: obs})
+	return msgs, size + n1 + n2, nil
+}
+
 // SortedChannels returns injection channel names in byte order, so message
 // order never depends on how the caller built its map (0010.D3).
 func SortedChannels(inj map[string][]string) []string {

@@ -96,6 +96,13 @@ type kernel struct {
 	journal *journal.Writer
 	steps   []Step
 	count   Counters
+
+	// input is the model input for the next step, grown by one turn per
+	// settled step; steps keep capacity-capped views of it, which later
+	// appends never overwrite.
+	input []assembly.Message
+	size  int
+	built bool
 }
 
 // Run executes a request until the stop judge ends it, the context is
@@ -137,14 +144,33 @@ func (k *kernel) history() []assembly.Turn {
 	return out
 }
 
+// buildInput returns the next step's model input, building it from the
+// whole history the first time (a new run, or a resumed one).
 func (k *kernel) buildInput() ([]assembly.Message, int, error) {
-	return assembly.Build(assembly.Input{
-		RunFragment:  k.req.def.RunFragment,
-		Injections:   k.req.injections,
-		GoalFragment: k.req.def.GoalFragment,
-		History:      k.history(),
-		Template:     k.req.def.ObservationTemplate,
-	}, k.req.measure)
+	if !k.built {
+		msgs, size, err := assembly.Build(assembly.Input{
+			RunFragment:  k.req.def.RunFragment,
+			Injections:   k.req.injections,
+			GoalFragment: k.req.def.GoalFragment,
+			History:      k.history(),
+			Template:     k.req.def.ObservationTemplate,
+		}, k.req.measure)
+		if err != nil {
+			return nil, 0, err
+		}
+		k.input, k.size, k.built = msgs, size, true
+	}
+	return k.input[:len(k.input):len(k.input)], k.size, nil
+}
+
+// addTurn extends the next input with a settled step.
+func (k *kernel) addTurn(st Step) error {
+	if !k.built {
+		return nil
+	}
+	var err error
+	k.input, k.size, err = assembly.AppendTurn(k.input, k.size, assembly.Turn{ModelOutput: st.ModelOutput, Observation: st.HistoryObservation}, k.req.def.ObservationTemplate, k.req.measure)
+	return err
 }
 
 func (k *kernel) loop(ctx context.Context) (End, error) {
@@ -243,7 +269,9 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		var rep tools.CallReport
 		var err error
 		if re, ok := k.req.executor.(*tools.RegistryExecutor); ok {
-			out, rep, err = re.ExecuteReport(ctx, act)
+			// Validated above against the visible registry, which is the
+			// executor's own (0006.D3); no need to validate twice.
+			out, rep, err = re.Dispatch(ctx, act)
 		} else {
 			out, err = k.req.executor.Execute(ctx, act)
 		}
@@ -273,14 +301,19 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	st.Counters = k.count
 	st.Replayed = mode == settleReplay
 	st.ToolCompletedRun = completed
-	payload, err := json.Marshal(st)
-	if err != nil {
-		return End{}, false, fmt.Errorf("step %d: encode step record: %w", st.Index, err)
-	}
-	if err := k.write(journal.Record{Type: journal.TypeActionResult, Step: st.Index, Payload: payload}); err != nil {
-		return End{}, false, err
+	if k.journal != nil {
+		payload, err := json.Marshal(st)
+		if err != nil {
+			return End{}, false, fmt.Errorf("step %d: encode step record: %w", st.Index, err)
+		}
+		if err := k.write(journal.Record{Type: journal.TypeActionResult, Step: st.Index, Payload: payload}); err != nil {
+			return End{}, false, err
+		}
 	}
 	k.steps = append(k.steps, st)
+	if err := k.addTurn(st); err != nil {
+		return End{}, false, fmt.Errorf("step %d: assemble context: %w", st.Index, err)
+	}
 	settled.Status = string(out.Status)
 	settled.Observation = out.Observation
 	settled.Replayed = st.Replayed

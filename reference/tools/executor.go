@@ -50,7 +50,18 @@ func (e *RegistryExecutor) ExecuteReport(ctx context.Context, a action.Action) (
 		// 0008.D4.validate: nothing ran, so nothing counts as a step.
 		return ActionOutcome{Status: StatusNotExecuted, Observation: err.Error(), ObservationIsSynthetic: true}, rep, nil
 	}
-	spec, _ := e.registry.Lookup(a.Tool)
+	return e.Dispatch(ctx, a)
+}
+
+// Dispatch is ExecuteReport for a tool call the caller has already
+// validated against this executor's registry: it calls the handler and
+// fills the outcome by the rest of the 0008.D4 table.
+func (e *RegistryExecutor) Dispatch(ctx context.Context, a action.Action) (ActionOutcome, CallReport, error) {
+	var rep CallReport
+	spec, ok := e.registry.Lookup(a.Tool)
+	if !ok || a.Kind != action.KindToolCall {
+		return e.ExecuteReport(ctx, a)
+	}
 	rep.HandlerCalled = true
 	text, err := spec.Handler(ctx, a.Arguments)
 	if err == nil {

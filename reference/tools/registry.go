@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -45,9 +46,50 @@ func (e *RegistryError) Error() string {
 
 func (e *RegistryError) Unwrap() error { return e.Err }
 
+// SchemaCache shares compiled parameter schemas between registries built
+// from the same schemas (a conformance run builds the same registry many
+// times). It is safe for concurrent use; the zero value is ready.
+type SchemaCache struct {
+	mu sync.Mutex
+	m  map[string]*jsonschema.Schema
+}
+
+func (c *SchemaCache) compile(name string, params map[string]any) (*jsonschema.Schema, error) {
+	if c == nil {
+		return compileSchema(name, params)
+	}
+	key, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	sch, ok := c.m[string(key)]
+	c.mu.Unlock()
+	if ok {
+		return sch, nil
+	}
+	sch, err = compileSchema(name, params)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]*jsonschema.Schema{}
+	}
+	c.m[string(key)] = sch
+	c.mu.Unlock()
+	return sch, nil
+}
+
 // NewRegistry builds a registry. Duplicate names and parameter schemas that
 // do not compile are errors here, not at the first call.
 func NewRegistry(specs ...ToolSpec) (*ToolRegistry, error) {
+	return NewRegistryWithCache(nil, specs...)
+}
+
+// NewRegistryWithCache is NewRegistry with compiled schemas taken from,
+// and added to, cache (nil compiles every schema).
+func NewRegistryWithCache(cache *SchemaCache, specs ...ToolSpec) (*ToolRegistry, error) {
 	r := &ToolRegistry{byName: map[string]int{}, schemas: map[string]*jsonschema.Schema{}}
 	var dups []string
 	for i := range specs {
@@ -64,7 +106,7 @@ func NewRegistry(specs ...ToolSpec) (*ToolRegistry, error) {
 		return nil, &RegistryError{Kind: "duplicate_tool", Tools: dups}
 	}
 	for _, s := range r.specs {
-		sch, err := compileSchema(s.Name, s.Parameters)
+		sch, err := cache.compile(s.Name, s.Parameters)
 		if err != nil {
 			return nil, &RegistryError{Kind: "invalid_schema", Tools: []string{s.Name}, Err: err}
 		}
@@ -154,9 +196,14 @@ func (r *ToolRegistry) Validate(a action.Action) error {
 	return nil
 }
 
-// toSchemaValue re-reads the arguments through the validator's own decoder
-// so numbers keep their exact text and types are what the model wrote.
+// toSchemaValue gives the validator the arguments as plain JSON values.
+// Arguments decoded from model output already are (numbers stay
+// json.Number, so nothing is coerced); anything else is re-read through
+// the validator's own decoder.
 func toSchemaValue(args map[string]any) (any, error) {
+	if plainJSON(args, 0) {
+		return args, nil
+	}
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
@@ -284,4 +331,29 @@ func quoteAll(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+func plainJSON(v any, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, string, bool, json.Number, float64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// BenchmarkSuiteInProcess runs every scenario once per iteration against
+// the in-process reference, judged against its golden; the scenarios/s
+// metric is what bench/run reports.
+func BenchmarkSuiteInProcess(b *testing.B) {
+	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := trajectories.Goldens()
+	if err != nil {
+		b.Fatal(err)
+	}
+	suite := &Suite{Scenarios: scs, Goldens: g}
+	ctx := context.Background()
+	ref := Reference{Schemas: &tools.SchemaCache{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, sc := range scs {
+			if res := suite.Run(ctx, ref, sc); res.Status != Pass {
+				b.Fatalf("%s: %v", sc.ID, res.Problems)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(scs))/b.Elapsed().Seconds(), "scenarios/s")
+}
