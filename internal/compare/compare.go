@@ -85,19 +85,134 @@ type Options struct {
 // path. Both must be plain JSON values as encoding/json decodes them with
 // UseNumber (trajectories.Parse and ToGeneric return that form); pass other
 // Go values through Normalize first.
+//
+// Objects and equal-length arrays are walked directly, in one linear pass;
+// arrays whose lengths differ are handed to go-cmp, whose edit script tells
+// an inserted or dropped element from a changed one.
 func Diff(want, got any, o Options) ([]Difference, error) {
 	ignore, err := compilePatterns(o.Ignore)
 	if err != nil {
 		return nil, err
 	}
-	r := &reporter{}
-	opts := []cmp.Option{cmp.Reporter(r)}
-	if len(ignore) > 0 {
-		opts = append(opts, cmp.FilterPath(func(p cmp.Path) bool { return matchAny(ignore, pathString(p)) }, cmp.Ignore()))
+	d := &differ{ignore: ignore}
+	d.walk(want, got)
+	sort.SliceStable(d.diffs, func(i, j int) bool { return lessPath(d.diffs[i].Path, d.diffs[j].Path) })
+	return d.diffs, nil
+}
+
+type differ struct {
+	ignore []*regexp.Regexp
+	diffs  []Difference
+	path   []segment // the current path, rendered only when needed
+}
+
+type segment struct {
+	key   string
+	index int // -1 for a key
+}
+
+func (d *differ) render() string {
+	var b strings.Builder
+	for _, s := range d.path {
+		if s.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if isIdent(s.key) {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
+		} else {
+			b.WriteString("[" + strconv.Quote(s.key) + "]")
+		}
 	}
-	cmp.Equal(want, got, opts...)
-	sort.SliceStable(r.diffs, func(i, j int) bool { return lessPath(r.diffs[i].Path, r.diffs[j].Path) })
-	return r.diffs, nil
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (d *differ) ignored() bool { return len(d.ignore) > 0 && matchAny(d.ignore, d.render()) }
+
+func (d *differ) add(diff Difference) {
+	if d.ignored() {
+		return
+	}
+	diff.Path = d.render()
+	d.diffs = append(d.diffs, diff)
+}
+
+func (d *differ) walk(a, b any) {
+	if d.ignored() {
+		return
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		for k, va := range x {
+			d.path = append(d.path, segment{key: k, index: -1})
+			if vb, inB := y[k]; inB {
+				d.walk(va, vb)
+			} else {
+				d.add(Difference{Want: va, GotMissing: true})
+			}
+			d.path = d.path[:len(d.path)-1]
+		}
+		for k, vb := range y {
+			if _, inA := x[k]; !inA {
+				d.path = append(d.path, segment{key: k, index: -1})
+				d.add(Difference{WantMissing: true, Got: vb})
+				d.path = d.path[:len(d.path)-1]
+			}
+		}
+		return
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			break
+		}
+		if len(x) == len(y) {
+			for i := range x {
+				d.path = append(d.path, segment{index: i})
+				d.walk(x[i], y[i])
+				d.path = d.path[:len(d.path)-1]
+			}
+			return
+		}
+		d.align(d.render(), x, y)
+		return
+	}
+	if !equalJSON(a, b) {
+		d.add(Difference{Want: a, Got: b})
+	}
+}
+
+// align lets go-cmp match up arrays of different lengths.
+func (d *differ) align(path string, x, y []any) {
+	r := &reporter{prefix: path}
+	opts := []cmp.Option{cmp.Reporter(r), cmp.FilterValues(equalJSON, cmp.Ignore())}
+	if len(d.ignore) > 0 {
+		opts = append(opts, cmp.FilterPath(func(p cmp.Path) bool { return matchAny(d.ignore, path+pathString(p)) }, cmp.Ignore()))
+	}
+	cmp.Equal(x, y, opts...)
+	d.diffs = append(d.diffs, r.diffs...)
 }
 
 // Normalize re-reads a value through encoding/json so that Go values of
@@ -117,8 +232,9 @@ func Normalize(v any) any {
 }
 
 type reporter struct {
-	path  cmp.Path
-	diffs []Difference
+	prefix string
+	path   cmp.Path
+	diffs  []Difference
 }
 
 func (r *reporter) PushStep(s cmp.PathStep) { r.path = append(r.path, s) }
@@ -129,7 +245,7 @@ func (r *reporter) Report(res cmp.Result) {
 		return
 	}
 	vx, vy := r.path.Last().Values()
-	d := Difference{Path: pathString(r.path)}
+	d := Difference{Path: r.prefix + pathString(r.path)}
 	if vx.IsValid() {
 		d.Want = vx.Interface()
 	} else {
@@ -154,9 +270,7 @@ func pathString(p cmp.Path) string {
 			k := s.Key()
 			key := fmt.Sprint(k.Interface())
 			if k.Kind() == reflect.String && ident.MatchString(key) {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
+				b.WriteByte('.')
 				b.WriteString(key)
 			} else {
 				fmt.Fprintf(&b, "[%s]", strconv.Quote(key))
@@ -212,4 +326,45 @@ var digits = regexp.MustCompile(`\d+`)
 
 func pathKey(p string) string {
 	return digits.ReplaceAllStringFunc(p, func(d string) string { return fmt.Sprintf("%08s", d) })
+}
+
+// equalJSON reports whether two plain JSON values are equal.
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
 }
