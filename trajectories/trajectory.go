@@ -159,6 +159,19 @@ func Marshal(t *Trajectory) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// MarshalCompact is Marshal without indentation: the form the engine
+// compares byte for byte against a compacted golden.
+func MarshalCompact(t *Trajectory) ([]byte, error) {
+	t.Normalize()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 //go:embed *.json
 var embedded embed.FS
 

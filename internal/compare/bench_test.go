@@ -47,7 +47,7 @@ func BenchmarkDiff(b *testing.B) {
 					b.Fatalf("%d diffs, %v", len(d), err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/(float64(n)/1000), "ms/1k-steps")
+			b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N)/(float64(n)/1000), "ms/1k-steps")
 		})
 	}
 }

@@ -3,9 +3,11 @@ package crashpoint
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -41,7 +43,7 @@ func TestCrashPoints(t *testing.T) {
 		}
 		explored++
 		t.Run(sc.ID, func(t *testing.T) {
-			rep, err := Explore(context.Background(), exe, sc, t.TempDir())
+			rep, err := Explore(context.Background(), exe, sc, t.TempDir(), runtime.GOMAXPROCS(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,4 +67,31 @@ func TestCrashPoints(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// BenchmarkKillAndResume measures crash-point exploration: each cycle is a
+// child killed at one journal write point plus a child that resumes.
+func BenchmarkKillAndResume(b *testing.B) {
+	exe := filepath.Join(b.TempDir(), "crashchild")
+	if out, err := exec.Command("go", "build", "-o", exe, "./crashchild").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	data, err := fs.ReadFile(scenarios.Embedded(), "resume.safe-replayed.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc, err := scenarios.Parse("resume.safe-replayed.yaml", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cycles := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := Explore(context.Background(), exe, sc, b.TempDir(), runtime.GOMAXPROCS(0))
+		if err != nil || len(rep.Failures) > 0 {
+			b.Fatalf("%v %v", err, rep.Failures)
+		}
+		cycles += rep.Points
+	}
+	b.ReportMetric(float64(cycles)/b.Elapsed().Seconds(), "cycles/s")
 }

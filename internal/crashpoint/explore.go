@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,33 +89,61 @@ func stepTool(tr *trajectories.Trajectory, step int) string {
 }
 
 // Explore kills exe (a binary whose main calls ChildMain, such as
-// crashchild) at every
-// journal write point of sc and checks each resume. work is a scratch
-// directory.
-func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work string) (*Report, error) {
+// crashchild) at every journal write point of sc and checks each resume.
+// work is a scratch directory; parallel bounds how many points are
+// explored at once (process start-up, not the kernel, is the cost).
+func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work string, parallel int) (*Report, error) {
 	base, err := runBaseline(ctx, sc, work)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Scenario: sc.ID, Points: len(base.points)}
-	for k, p := range base.points {
-		dir := filepath.Join(work, strconv.Itoa(k))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := spawn(ctx, exe, sc.ID, dir, strconv.Itoa(k), true); err != nil {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: first process: %v", p, err))
-			continue
-		}
-		if err := spawn(ctx, exe, sc.ID, dir, "resume", false); err != nil {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: resume lost the run: %v", p, err))
-			continue
-		}
-		for _, f := range check(sc, base, p, dir, rep) {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: %s", p, f))
-		}
+	if parallel < 1 {
+		parallel = 1
 	}
+	rep := &Report{Scenario: sc.ID, Points: len(base.points)}
+	var mu sync.Mutex
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				fails, replay, unknown := explorePoint(ctx, exe, sc, base, k, work)
+				mu.Lock()
+				rep.Failures = append(rep.Failures, fails...)
+				rep.Replays += replay
+				rep.Unknown += unknown
+				mu.Unlock()
+			}
+		}()
+	}
+	for k := range base.points {
+		jobs <- k
+	}
+	close(jobs)
+	wg.Wait()
+	sort.Strings(rep.Failures)
 	return rep, nil
+}
+
+func explorePoint(ctx context.Context, exe string, sc *scenarios.Scenario, base *baseline, k int, work string) (fails []string, replays, unknown int) {
+	p := base.points[k]
+	dir := filepath.Join(work, strconv.Itoa(k))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return []string{err.Error()}, 0, 0
+	}
+	if err := spawn(ctx, exe, sc.ID, dir, strconv.Itoa(k), true); err != nil {
+		return []string{fmt.Sprintf("%s: first process: %v", p, err)}, 0, 0
+	}
+	if err := spawn(ctx, exe, sc.ID, dir, "resume", false); err != nil {
+		return []string{fmt.Sprintf("%s: resume lost the run: %v", p, err)}, 0, 0
+	}
+	var counts Report
+	for _, f := range check(sc, base, p, dir, &counts) {
+		fails = append(fails, fmt.Sprintf("%s: %s", p, f))
+	}
+	return fails, counts.Replays, counts.Unknown
 }
 
 func spawn(ctx context.Context, exe, id, dir, point string, expectKill bool) error {

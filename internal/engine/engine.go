@@ -9,6 +9,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -153,7 +154,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 // golden, returning every problem found.
 func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []string {
 	cite := " (" + strings.Join(sc.Decisions, ", ") + ")"
-	data, err := trajectories.Marshal(tr)
+	data, err := trajectories.MarshalCompact(tr)
 	if err != nil {
 		return []string{"trajectory cannot be encoded: " + err.Error()}
 	}
@@ -168,7 +169,7 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []str
 			problems = append(problems, fmt.Sprintf("no golden trajectories/%s.json", sc.ID))
 		} else {
 			g = s.golden(sc, golden, cite)
-			if bytes.Equal(data, golden) {
+			if g.compact != nil && bytes.Equal(data, g.compact) {
 				// Byte-identical to the golden: the schema and expect checks of
 				// the golden, done once per suite, are this trajectory's checks.
 				return append(problems, g.selfProblems...)
@@ -201,7 +202,8 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []str
 
 // goldenInfo is what a suite learns from a golden once.
 type goldenInfo struct {
-	doc any
+	doc     any
+	compact []byte // the golden as MarshalCompact writes it
 	// goldenProblems are the golden's own faults (unreadable, or
 	// contradicting expect); selfProblems are the problems a trajectory
 	// byte-identical to the golden has.
@@ -222,6 +224,10 @@ func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *gold
 		g.selfProblems = []string{"trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}
 	} else {
 		g.doc = doc
+		var buf bytes.Buffer
+		if json.Compact(&buf, golden) == nil {
+			g.compact = append(buf.Bytes(), '\n')
+		}
 		for _, f := range expect.Check(sc, doc) {
 			g.goldenProblems = append(g.goldenProblems, "golden contradicts expect (a bug in the golden, not a new truth): "+f.String()+cite)
 			g.selfProblems = append(g.selfProblems, "expect: "+f.String()+cite)

@@ -1,0 +1,48 @@
+package protocol
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// BenchmarkSuiteSubprocess runs every scenario over the stdio protocol
+// against one long-lived serve-reference process (a second one starts
+// only where a scenario kills the first).
+func BenchmarkSuiteSubprocess(b *testing.B) {
+	exe := filepath.Join(b.TempDir(), "polyloop-conform")
+	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := trajectories.Goldens()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	c := &Client{Command: func() *exec.Cmd { return exec.Command(exe, "serve-reference") }}
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	suite := &engine.Suite{Scenarios: scs, Goldens: g}
+	var _ engine.Driver = c
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, sc := range scs {
+			if res := suite.Run(ctx, c, sc); res.Status != engine.Pass {
+				b.Fatalf("%s: %v", sc.ID, res.Problems)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(scs))/b.Elapsed().Seconds(), "scenarios/s")
+}
