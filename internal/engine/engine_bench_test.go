@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/reference/tools"
@@ -34,4 +35,15 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(scs))/b.Elapsed().Seconds(), "scenarios/s")
+}
+
+// BenchmarkSuiteInProcessTmpfs is BenchmarkSuiteInProcess with the resume
+// scenarios' journals on tmpfs, where fsync costs almost nothing: the gap
+// between the two is the journals' fsyncs.
+func BenchmarkSuiteInProcessTmpfs(b *testing.B) {
+	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
+		b.Skip("no /dev/shm")
+	}
+	b.Setenv("TMPDIR", "/dev/shm")
+	BenchmarkSuiteInProcess(b)
 }
