@@ -131,9 +131,16 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	res.Duration = time.Since(start)
 	if err != nil {
 		res.Status = Fail
-		if errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		switch {
+		case errors.Is(tctx.Err(), context.DeadlineExceeded):
 			res.Problems = []string{fmt.Sprintf("timed out after %s: %v", timeout, err)}
-		} else {
+		case errors.Is(err, fakes.ErrScriptExhausted):
+			hint := "the run did not stop where the scenario expects"
+			if e := sc.Expect.End; e != nil {
+				hint += fmt.Sprintf(" (expected end: %s)", e.Reason)
+			}
+			res.Problems = []string{fmt.Sprintf("%s: %v (%s)", hint, err, strings.Join(sc.Decisions, ", "))}
+		default:
 			res.Problems = []string{"the implementation could not run the scenario: " + err.Error()}
 		}
 		return res
