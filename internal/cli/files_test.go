@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func copyGolden(t *testing.T, dir, id string, edit func(string) string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("../../trajectories", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, id+".json")
+	if err := os.WriteFile(p, []byte(edit(string(data))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func same(s string) string { return s }
+
+// mustReplace fails the test when old is absent, so an edit never
+// silently leaves a file unchanged.
+func mustReplace(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("%q not found", old)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+func TestVerify(t *testing.T) {
+	dir := t.TempDir()
+	copyGolden(t, dir, "outcome.env-error", same)
+	copyGolden(t, dir, "context.order", func(s string) string { return mustReplace(t, s, `"context_size": 81`, `"context_size": 85`) })
+	code, out, _ := run(t, "verify", dir)
+	if code != ExitFail || !strings.Contains(out, "steps[0].context_size: want 81, got 85") || !strings.Contains(out, "1 passed, 1 failed") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "verify", "--ignore", "steps[*].context_size", dir)
+	if code != ExitOK {
+		t.Errorf("with --ignore: exit %d\n%s", code, out)
+	}
+	ign := filepath.Join(t.TempDir(), "ignore.txt")
+	os.WriteFile(ign, []byte("# our tokenizer differs\nsteps[*].context_size\n"), 0o644)
+	if code, out, _ = run(t, "verify", "--ignore-file", ign, dir); code != ExitOK {
+		t.Errorf("with --ignore-file: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"format":"polyloop.trajectory/v1","scenario":"x.y"}`), 0o644)
+	code, out, _ = run(t, "verify", bad)
+	if code != ExitFail || !strings.Contains(out, "missing properties") {
+		t.Errorf("schema-invalid file: exit %d\n%s", code, out)
+	}
+}
+
+func TestDiffAndValidate(t *testing.T) {
+	dir := t.TempDir()
+	a := copyGolden(t, dir, "outcome.env-error", same)
+	b := filepath.Join(dir, "after.json")
+	data, _ := os.ReadFile(a)
+	os.WriteFile(b, []byte(mustReplace(t, string(data), `"status": "ENV_ERROR"`, `"status": "EXECUTED"`)), 0o644)
+	code, out, _ := run(t, "diff", a, b)
+	if code != ExitFail || !strings.Contains(out, "steps[0].outcome.status: want ENV_ERROR, got EXECUTED") {
+		t.Errorf("diff: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "diff", "--json", a, b)
+	if code != ExitFail || !strings.Contains(out, `"path": "steps[0].outcome.status"`) {
+		t.Errorf("diff --json: exit %d\n%s", code, out)
+	}
+	if code, _, _ = run(t, "diff", a, a); code != ExitOK {
+		t.Errorf("identical files differ")
+	}
+	os.WriteFile(b, []byte(mustReplace(t, string(data), `"status": "ENV_ERROR"`, `"status": "BROKEN"`)), 0o644)
+	code, out, _ = run(t, "validate", a, b, "../../scenarios/outcome.env-error.yaml")
+	if code != ExitFail || !strings.Contains(out, "/steps/0/outcome/status: value must be one of") || !strings.Contains(out, "1 of 3 files invalid") {
+		t.Errorf("validate: exit %d\n%s", code, out)
+	}
+}
+
+func TestListAndCoverage(t *testing.T) {
+	code, out, _ := run(t, "list", "--run", "resume.*")
+	if code != ExitOK || !strings.Contains(out, "resume.safe-replayed") || strings.Contains(out, "outcome.") {
+		t.Errorf("list: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "list", "--json")
+	if code != ExitOK || !strings.Contains(out, `"id": "outcome.env-error"`) {
+		t.Errorf("list --json: exit %d", code)
+	}
+	code, out, _ = run(t, "coverage", "--format", "markdown")
+	if code != ExitOK || !strings.Contains(out, "| `0008.D4.env-error` | MUST | accepted |") {
+		t.Errorf("coverage: exit %d\n%s", code, out)
+	}
+	// A design folder with an uncovered MUST decision fails coverage.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "9999-x.md"), []byte("### 9999.D1 — Nobody checks this\n- level: MUST\n- status: accepted\n"), 0o644)
+	code, out, _ = run(t, "coverage", "--design", dir)
+	if code != ExitFail || !strings.Contains(out, "MUST decision 9999.D1 has no scenario") || !strings.Contains(out, "cites 0008.D2, which no record") {
+		t.Errorf("coverage with foreign records: exit %d\n%s", code, out)
+	}
+}
