@@ -284,7 +284,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 			run.ReportJournalPoints = true
 		}
 	}
-	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID}
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err
@@ -332,6 +332,7 @@ type exchange struct {
 	env      *fakes.Env
 	crash    *scenarios.CrashSpec
 	killedAt *Point
+	id       string // the scenario being run, which results must name
 
 	mu  sync.Mutex
 	err error
@@ -384,6 +385,9 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			}
 			if m.Trajectory == nil {
 				return nil, errors.New("result message without trajectory")
+			}
+			if m.ID != x.id {
+				return nil, fmt.Errorf("result message for scenario %q while the runner is running %q", m.ID, x.id)
 			}
 			return m.Trajectory, nil
 		case TypeError:
