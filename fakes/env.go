@@ -110,6 +110,31 @@ func (e *Env) Model(phase int) func(context.Context, []assembly.Message) (string
 	return func(ctx context.Context, in []assembly.Message) (string, error) { return e.Complete(ctx, phase, in) }
 }
 
+// ModelBlocks reports whether the model call for this input will block
+// until cancelled, so a runner can answer other calls inline.
+func (e *Env) ModelBlocks(phase int, input []assembly.Message) bool {
+	runs := e.sc.Runs()
+	if phase < 0 || phase >= len(runs) {
+		return false
+	}
+	step := StepOf(input)
+	return step <= len(runs[phase].Model) && runs[phase].Model[step-1].Block
+}
+
+// HandlerBlocks reports whether the tool's next handler call will block
+// until cancelled.
+func (e *Env) HandlerBlocks(tool string) bool {
+	for _, t := range e.sc.Tools {
+		if t.Name == tool && len(t.Handler) > 0 {
+			e.mu.Lock()
+			n := e.perTool[tool]
+			e.mu.Unlock()
+			return t.Handler[min(n, len(t.Handler)-1)].Block
+		}
+	}
+	return false
+}
+
 // HasHandler reports whether the scenario gives the tool a handler.
 func (e *Env) HasHandler(tool string) bool {
 	for _, t := range e.sc.Tools {

@@ -353,12 +353,22 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 		switch m.Type {
 		case TypeModelCall:
 			ch.state = fmt.Sprintf("the next message after answering model_call %d", m.Call)
-			calls.Add(1)
-			go func() { defer calls.Done(); x.answerModel(ch, m) }()
+			// A call that blocks until cancellation is answered from its own
+			// goroutine; every other call inline, which saves a hand-off.
+			if x.env.ModelBlocks(m.Phase, toAssembly(m.Input)) {
+				calls.Add(1)
+				go func() { defer calls.Done(); x.answerModel(ch, m) }()
+			} else {
+				x.answerModel(ch, m)
+			}
 		case TypeHandlerCall:
 			ch.state = fmt.Sprintf("the next message after answering handler_call %d (%s)", m.Call, m.Tool)
-			calls.Add(1)
-			go func() { defer calls.Done(); x.answerHandler(ch, m) }()
+			if x.env.HandlerBlocks(m.Tool) {
+				calls.Add(1)
+				go func() { defer calls.Done(); x.answerHandler(ch, m) }()
+			} else {
+				x.answerHandler(ch, m)
+			}
 		case TypeExecuteCall:
 			ch.state = fmt.Sprintf("the next message after answering execute_call %d", m.Call)
 			if err := x.answerExecute(ch, m); err != nil {
