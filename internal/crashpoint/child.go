@@ -31,9 +31,10 @@ const (
 
 // Call is one line of the call log.
 type Call struct {
-	Kind string `json:"kind"` // model or handler
-	Tool string `json:"tool,omitempty"`
-	Step int    `json:"step,omitempty"`
+	Kind  string `json:"kind"` // model, handler or execute
+	Tool  string `json:"tool,omitempty"`
+	Step  int    `json:"step,omitempty"`
+	Phase int    `json:"phase,omitempty"`
 }
 
 // CallLog appends calls to a file, fsyncing each, so the record survives
@@ -96,6 +97,7 @@ func (e loggingEnv) CallHandler(ctx context.Context, phase int, tool string, arg
 }
 
 func (e loggingEnv) Execute(ctx context.Context, phase int, a action.Action) (tools.ActionOutcome, error) {
+	e.log.Add(Call{Kind: "execute", Tool: a.Tool, Phase: phase})
 	return e.Env.Execute(ctx, phase, a)
 }
 
@@ -133,12 +135,27 @@ func child(id, dir, point string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	env := loggingEnv{Env: fakes.New(sc, nil)}
+	// The environment outlives the killed process: its scripted handlers
+	// and executor go on from the calls already made.
+	if prev, err := ReadCalls(filepath.Join(dir, CallsFile)); err == nil {
+		handlers, executors := map[string]int{}, map[int]int{}
+		for _, c := range prev {
+			switch c.Kind {
+			case "handler":
+				handlers[c.Tool]++
+			case "execute":
+				executors[c.Phase]++
+			}
+		}
+		env.Restore(handlers, executors)
+	}
 	log, err := OpenCallLog(filepath.Join(dir, CallsFile))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	env := loggingEnv{Env: fakes.New(sc, nil), log: log}
+	env.log = log
 	jdir := filepath.Join(dir, JournalDir)
 	if point == "resume" {
 		tr, err := refdriver.Process(context.Background(), sc, env, jdir, nil, true)

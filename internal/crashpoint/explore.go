@@ -188,9 +188,10 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 	byTool := map[string]int{}
 	byStep := map[int]int{}
 	for _, c := range calls {
-		if c.Kind == "handler" {
+		switch c.Kind {
+		case "handler":
 			byTool[c.Tool]++
-		} else {
+		case "model":
 			byStep[c.Step]++
 		}
 	}
@@ -201,7 +202,7 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 			interrupted = p.Step
 		}
 	}
-	handlerRan := interrupted != 0 && p.Type == journal.TypeActionResult
+	handlerRan := interrupted != 0 && p.Type == journal.TypeActionResult && dispatchesToHandler(sc, base.intents[interrupted])
 	wantByTool := map[string]int{}
 	for t, n := range base.byTool {
 		wantByTool[t] = n
@@ -229,7 +230,7 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 			// Later steps never happen; their handlers never run.
 			wantByTool = map[string]int{}
 			for _, s := range base.tr.Steps[:interrupted-1] {
-				if s.Outcome.Status != "NOT_EXECUTED" && s.Action.Tool != "" {
+				if s.Outcome.Status != "NOT_EXECUTED" && dispatchesToHandler(sc, s.Action.Tool) {
 					wantByTool[s.Action.Tool]++
 				}
 			}
@@ -274,6 +275,20 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 		fails = append(fails, "steps"+d.String())
 	}
 	return fails
+}
+
+// dispatchesToHandler reports whether an executed call of tool reaches a
+// fake handler (and so the call log), rather than the project executor.
+func dispatchesToHandler(sc *scenarios.Scenario, tool string) bool {
+	if tool == "" || sc.Request.Executor == scenarios.ExecutorProject {
+		return false
+	}
+	for _, t := range sc.Tools {
+		if t.Name == tool {
+			return len(t.Handler) > 0
+		}
+	}
+	return false
 }
 
 func replayOf(sc *scenarios.Scenario, tool string) string {
