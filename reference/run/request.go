@@ -106,16 +106,16 @@ func (e *AssemblyError) Unwrap() error { return e.Err }
 
 // Assembly error kinds.
 const (
-	KindMissingHandler     = "missing_handler"
-	KindRegistryMismatch   = "registry_mismatch"
-	KindUnknownTool        = "unknown_tool"
-	KindDuplicateTool      = "duplicate_tool"
-	KindInvalidSchema      = "invalid_schema"
-	KindTemplate           = "template_without_placeholder"
-	KindUnmeasurableBlock  = "unmeasurable_block"
-	KindInvalidBudget      = "invalid_budget"
-	KindMissingPart        = "missing_part"
-	KindUnsupportedLanguge = "unsupported_language"
+	KindMissingHandler      = "missing_handler"
+	KindRegistryMismatch    = "registry_mismatch"
+	KindUnknownTool         = "unknown_tool"
+	KindDuplicateTool       = "duplicate_tool"
+	KindInvalidSchema       = "invalid_schema"
+	KindTemplate            = "template_without_placeholder"
+	KindUnmeasurableBlock   = "unmeasurable_block"
+	KindInvalidBudget       = "invalid_budget"
+	KindMissingPart         = "missing_part"
+	KindUnsupportedLanguage = "unsupported_language"
 )
 
 // AsAssemblyError turns an error from registry construction, RestrictTo or
@@ -165,7 +165,7 @@ func NewRequest(c RequestConfig) (*Request, error) {
 		lang = LanguageJSON
 	}
 	if lang != LanguageJSON && lang != LanguageCode {
-		return nil, &AssemblyError{Kind: KindUnsupportedLanguge, Message: fmt.Sprintf("run request: action language %q is neither json nor code", lang)}
+		return nil, &AssemblyError{Kind: KindUnsupportedLanguage, Message: fmt.Sprintf("run request: action language %q is neither json nor code", lang)}
 	}
 	syn := c.Synthetic
 	if syn.NotExecuted == "" {
