@@ -1,0 +1,126 @@
+package fakes
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+func text(s string) *string { return &s }
+
+func scenario() *scenarios.Scenario {
+	return &scenarios.Scenario{
+		ID: "fakes.test",
+		Tools: []scenarios.Tool{
+			{Name: "seq", Handler: scenarios.Behaviours{{Error: &scenarios.NamedError{Type: "ValueError", Message: "first"}}, {Return: text("then")}}},
+			{Name: "env", Handler: scenarios.Behaviours{{EnvError: text("down")}}},
+			{Name: "wait", Handler: scenarios.Behaviours{{Block: true}}},
+			{Name: "bare"},
+		},
+		Request: &scenarios.Request{Model: []scenarios.ModelTurn{{Output: "one"}, {Block: true}}},
+	}
+}
+
+func TestHandlersFollowTheirScript(t *testing.T) {
+	e := New(scenario(), nil)
+	ctx := context.Background()
+	_, err := e.CallHandler(ctx, 0, "seq", map[string]any{})
+	var named *NamedError
+	if !errors.As(err, &named) || named.TypeName() != "ValueError" {
+		t.Fatalf("first call: %v", err)
+	}
+	for i := 0; i < 2; i++ { // the last behaviour repeats
+		if out, err := e.CallHandler(ctx, 0, "seq", nil); err != nil || out != "then" {
+			t.Fatalf("call %d: %q %v", i+2, out, err)
+		}
+	}
+	var envErr *tools.ToolEnvironmentError
+	if _, err := e.CallHandler(ctx, 0, "env", nil); !errors.As(err, &envErr) {
+		t.Errorf("env_error: %v", err)
+	}
+	if e.Handler(0, "bare") != nil || e.HasHandler("bare") {
+		t.Error("a tool without behaviours got a handler")
+	}
+	if n := len(e.Snapshot().HandlerCalls); n != 4 {
+		t.Errorf("recorded %d calls, want 4", n)
+	}
+}
+
+func TestRestoreContinuesTheScript(t *testing.T) {
+	e := New(scenario(), nil)
+	e.Restore(map[string]int{"seq": 1}, nil)
+	if out, err := e.CallHandler(context.Background(), 0, "seq", nil); err != nil || out != "then" {
+		t.Errorf("after Restore: %q %v", out, err)
+	}
+}
+
+func TestBlockUntilCancelledAndRelease(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	blocked := 0
+	e := New(scenario(), func() { blocked++; cancel() })
+	if !e.HandlerBlocks("wait") || e.HandlerBlocks("seq") {
+		t.Error("HandlerBlocks wrong")
+	}
+	_, err := e.CallHandler(ctx, 0, "wait", nil)
+	if !errors.Is(err, context.Canceled) || blocked != 1 {
+		t.Fatalf("err %v, blocked %d", err, blocked)
+	}
+	if calls := e.Snapshot().HandlerCalls; !calls[0].Released {
+		t.Error("the blocked handler was not marked released")
+	}
+}
+
+func TestModelAnswersByStep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := New(scenario(), cancel)
+	in := []assembly.Message{{Role: "user", Content: "goal"}}
+	if out, err := e.Complete(ctx, 0, in); err != nil || out != "one" {
+		t.Fatalf("step 1: %q %v", out, err)
+	}
+	step2 := append(in, assembly.Message{Role: "assistant", Content: "one"}, assembly.Message{Role: "user", Content: "obs"})
+	if !e.ModelBlocks(0, step2) || StepOf(step2) != 2 {
+		t.Error("step 2 should block")
+	}
+	if _, err := e.Complete(ctx, 0, step2); !errors.Is(err, context.Canceled) {
+		t.Errorf("step 2: %v", err)
+	}
+	step3 := append(step2, assembly.Message{Role: "assistant", Content: "x"})
+	if _, err := e.Complete(context.Background(), 0, step3); !errors.Is(err, ErrScriptExhausted) {
+		t.Errorf("step 3: %v", err)
+	}
+	if e.Snapshot().ModelCalls != 3 {
+		t.Errorf("model calls = %d", e.Snapshot().ModelCalls)
+	}
+}
+
+func TestCrashInjector(t *testing.T) {
+	ci := ForSpec(&scenarios.CrashSpec{When: "after", Record: "action_intent", Step: 2})
+	points := []struct {
+		before bool
+		typ    string
+		step   int
+	}{{true, "action_intent", 1}, {false, "action_intent", 1}, {true, "action_intent", 2}, {false, "action_intent", 2}, {false, "action_intent", 2}}
+	var errs []error
+	for i, p := range points {
+		errs = append(errs, ci.Hook(pt(i+1, p.before, p.typ, p.step)))
+	}
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !errors.Is(errs[3], ErrCrash) || errs[4] != nil {
+		t.Errorf("errors = %v (fires once, at after:action_intent:step2)", errs)
+	}
+	if p, ok := ci.Fired(); !ok || p.Step != 2 || p.Before {
+		t.Errorf("fired at %v %v", p, ok)
+	}
+	at := AtIndex(1)
+	if at.Hook(pt(1, true, "run_started", 0)) != nil || !errors.Is(at.Hook(pt(1, false, "run_started", 0)), ErrCrash) {
+		t.Error("AtIndex(1) did not fire at the second point")
+	}
+}
+
+func pt(seq int, before bool, typ string, step int) journal.Point {
+	return journal.Point{Seq: seq, Before: before, Type: typ, Step: step}
+}
