@@ -102,3 +102,20 @@ func TestListAndCoverage(t *testing.T) {
 		t.Errorf("coverage with foreign records: exit %d\n%s", code, out)
 	}
 }
+
+func TestRecordThenVerify(t *testing.T) {
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", "resume.*,context.order", "--record", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) < 10 {
+		t.Fatalf("recorded %d trajectories", len(files))
+	}
+	code, out, _ = run(t, "verify", dir)
+	if code != ExitOK || !strings.Contains(out, " passed, 0 failed") {
+		t.Errorf("verify of a recording: exit %d\n%s", code, out)
+	}
+}

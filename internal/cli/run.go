@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
 	parallel := fs.Int("p", 1, "run `N` scenarios at once")
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
+	record := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -128,8 +130,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
 		rep.Errors = append(rep.Errors, m)
 	}
+	if *record != "" {
+		if err := os.MkdirAll(*record, 0o755); err != nil {
+			return setupError(s, fmt.Errorf("--record: %w", err))
+		}
+	}
 	progress := newProgress(s.err, len(selected))
-	rep.Rows = runAll(ctx, suite, driver, selected, *parallel, progress.tick)
+	rep.Rows = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *record)
 	progress.done()
 	applyKnownFailing(rep, kf, all)
 
@@ -163,7 +170,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	return ExitOK
 }
 
-func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string)) []report.Row {
+func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) []report.Row {
 	rows := make([]report.Row, len(scs))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -174,6 +181,12 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 			for i := range jobs {
 				res := suite.Run(ctx, d, scs[i])
 				rows[i] = report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration}
+				if record != "" && res.Trajectory != nil {
+					if err := writeRecord(record, res.Trajectory); err != nil {
+						rows[i].Verdict = report.Fail
+						rows[i].Problems = append(rows[i].Problems, "--record: "+err.Error())
+					}
+				}
 				tick(res.Scenario)
 			}
 		}()
@@ -249,4 +262,17 @@ func (p *progress) done() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// writeRecord stores a trajectory as DIR/<scenario>.json, atomically; the
+// scenario id was checked against scenarios.IDPattern when it was loaded.
+func writeRecord(dir string, tr *trajectories.Trajectory) error {
+	data, err := trajectories.Marshal(tr)
+	if err != nil {
+		return err
+	}
+	if !scenarios.IDPattern.MatchString(tr.Scenario) {
+		return fmt.Errorf("refusing to write a trajectory for scenario id %q", tr.Scenario)
+	}
+	return trajectories.WriteFileAtomic(filepath.Join(dir, tr.Scenario+".json"), data)
 }
