@@ -17,7 +17,7 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
-	id := protocol.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities}
+	id := protocol.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
 	if err := protocol.Serve(ctx, id, s.in, s.out); err != nil {
 		return setupError(s, err)
 	}

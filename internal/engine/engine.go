@@ -49,7 +49,7 @@ type Reference struct {
 func (Reference) Name() string { return "reference (in process)" }
 
 // Capabilities implements Driver.
-func (Reference) Capabilities() []string { return refdriver.Capabilities }
+func (Reference) Capabilities() []string { return refdriver.Capabilities() }
 
 // Run implements Driver.
 func (r Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {

@@ -27,8 +27,10 @@ import (
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
-// Capabilities are what the reference kernel claims.
-var Capabilities = []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}
+// Capabilities returns what the reference kernel claims.
+func Capabilities() []string {
+	return []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}
+}
 
 // Env is the outside world a scenario runs against.
 type Env interface {

@@ -32,8 +32,11 @@ const (
 	BlockObservation  BlockType = "observation"
 )
 
-// BlockTypes lists every block type in assembly order.
-var BlockTypes = []BlockType{BlockRunFragment, BlockInjection, BlockGoalFragment, BlockModelOutput, BlockObservation}
+// BlockTypes lists every block type in assembly order (a fresh slice each
+// call, so no caller can change another's view).
+func BlockTypes() []BlockType {
+	return []BlockType{BlockRunFragment, BlockInjection, BlockGoalFragment, BlockModelOutput, BlockObservation}
+}
 
 // Placeholder is where an observation goes in the observation template.
 const Placeholder = "{observation}"
@@ -63,7 +66,7 @@ func RuneCount(_ BlockType, text string) (int, error) { return utf8.RuneCountInS
 // ProbeMeasure asks the measure about every block type once, so a measure
 // that does not know one fails at assembly, not mid-run.
 func ProbeMeasure(m Measure) error {
-	for _, t := range BlockTypes {
+	for _, t := range BlockTypes() {
 		if _, err := m(t, ""); err != nil {
 			return fmt.Errorf("the context size measure does not handle block type %q: %w", t, err)
 		}

@@ -17,7 +17,9 @@ const (
 )
 
 // StopReasons lists the closed set, for validators.
-var StopReasons = []StopReason{GoalReachedByTool, GoalReachedByEnvironment, EffectiveBudgetExhausted, TotalBudgetExhausted, EnvironmentError, Cancelled, ResumeOutcomeUnknown}
+func StopReasons() []StopReason {
+	return []StopReason{GoalReachedByTool, GoalReachedByEnvironment, EffectiveBudgetExhausted, TotalBudgetExhausted, EnvironmentError, Cancelled, ResumeOutcomeUnknown}
+}
 
 // Counters are the two step counts (0004.D1).
 type Counters struct {

@@ -33,11 +33,12 @@ type SyntheticObservations struct {
 	EnvError    string
 }
 
-// DefaultSynthetic is used for any text a request leaves empty.
-var DefaultSynthetic = SyntheticObservations{
-	NotExecuted: "The action was not executed.",
-	EnvError:    "The environment reported an error; the action did not complete.",
-}
+// The texts used for any SyntheticObservations field a request leaves
+// empty (0007.D2.defaults).
+const (
+	DefaultNotExecuted = "The action was not executed."
+	DefaultEnvError    = "The environment reported an error; the action did not complete."
+)
 
 // Language is a run's action language.
 type Language string
@@ -169,10 +170,10 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	}
 	syn := c.Synthetic
 	if syn.NotExecuted == "" {
-		syn.NotExecuted = DefaultSynthetic.NotExecuted
+		syn.NotExecuted = DefaultNotExecuted
 	}
 	if syn.EnvError == "" {
-		syn.EnvError = DefaultSynthetic.EnvError
+		syn.EnvError = DefaultEnvError
 	}
 	def := *c.Definition
 	def.ObservationTemplate = tmpl

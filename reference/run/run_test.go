@@ -117,7 +117,7 @@ func TestRun_countersAndHistory_0004_D1_0007_D2(t *testing.T) {
 	if res.End.Reason != TotalBudgetExhausted || res.End.EffectiveSteps != 1 || res.End.TotalSteps != 3 || *calls != 3 {
 		t.Fatalf("end = %+v after %d calls", res.End, *calls)
 	}
-	if got := res.Steps[1].HistoryObservation; got != DefaultSynthetic.NotExecuted {
+	if got := res.Steps[1].HistoryObservation; got != DefaultNotExecuted {
 		t.Errorf("history for an invalid call = %q", got)
 	}
 	if res.Steps[2].Action.Kind != action.KindNone || res.Steps[2].Outcome.Status != tools.StatusNotExecuted {
