@@ -23,27 +23,7 @@ type Scenario struct {
 
 // Line returns the line of the node at a JSON pointer, or of its nearest
 // ancestor that has one; 0 when unknown.
-func (s *Scenario) Line(pointer string) int {
-	for p := pointer; ; {
-		if l, ok := s.lines[p]; ok {
-			return l
-		}
-		i := lastSlash(p)
-		if i < 0 {
-			return 0
-		}
-		p = p[:i]
-	}
-}
-
-func lastSlash(p string) int {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return i
-		}
-	}
-	return -1
-}
+func (s *Scenario) Line(pointer string) int { return lineOf(s.lines, pointer) }
 
 // Runs returns the scenario's requests: the single request, or the phases.
 func (s *Scenario) Runs() []Request {

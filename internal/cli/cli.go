@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -87,5 +86,3 @@ func setupError(s stdio, err error) int {
 	fmt.Fprintln(s.err, msg)
 	return ExitSetup
 }
-
-var errUsage = errors.New("usage")
