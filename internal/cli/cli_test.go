@@ -145,6 +145,29 @@ func TestRun_wrongFieldNamesPathAndDecision(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("report lacks %q:\n%s", want, out)
 	}
+	// The JSON report carries the same mismatch as data.
+	code, out, _ = run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool", "--report", "json")
+	var rep struct {
+		Scenarios []struct {
+			Details []struct {
+				Source, Path string
+				Want, Got    any
+				Decisions    []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitFail || len(rep.Scenarios) != 1 {
+		t.Fatalf("json report: exit %d, %v", code, err)
+	}
+	found := false
+	for _, d := range rep.Scenarios[0].Details {
+		if d.Source == "expect" && d.Path == "end.reason" && d.Want == "goal_reached_by_tool" && d.Got == "goal_reached_by_environment" && len(d.Decisions) == 3 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no structured end.reason mismatch in %+v", rep.Scenarios[0].Details)
+	}
 }
 
 func TestRun_handshakeErrorsAreSetupErrors(t *testing.T) {

@@ -180,7 +180,7 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 			defer wg.Done()
 			for i := range jobs {
 				res := suite.Run(ctx, d, scs[i])
-				rows[i] = report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration}
+				rows[i] = report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Details: res.Details, Duration: res.Duration}
 				if record != "" && res.Trajectory != nil {
 					if err := writeRecord(record, res.Trajectory); err != nil {
 						rows[i].Verdict = report.Fail

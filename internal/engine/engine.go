@@ -68,10 +68,12 @@ const (
 
 // Result is one scenario's verdict with everything needed to explain it.
 type Result struct {
-	Scenario   string
-	Decisions  []string
-	Status     Status
+	Scenario  string
+	Decisions []string
+	Status    Status
+	// Problems are the Details' messages, for people.
 	Problems   []string
+	Details    []Problem
 	Trajectory *trajectories.Trajectory
 	Duration   time.Duration
 }
@@ -143,13 +145,17 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 		default:
 			res.Problems = []string{"the implementation could not run the scenario: " + err.Error()}
 		}
+		res.Details = []Problem{{Source: "run", Message: res.Problems[0], Decisions: sc.Decisions}}
 		return res
 	}
 	snap := env.Snapshot()
 	tr.HandlerCalls = snap.HandlerCalls
 	tr.ModelCalls = snap.ModelCalls
 	res.Trajectory = tr
-	res.Problems = s.Judge(sc, tr)
+	res.Details = s.Judge(sc, tr)
+	for _, p := range res.Details {
+		res.Problems = append(res.Problems, p.Message)
+	}
 	res.Status = Pass
 	if len(res.Problems) > 0 {
 		res.Status = Fail
@@ -157,23 +163,38 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	return res
 }
 
+// Problem is one reason a scenario failed: Message for people, the other
+// fields for tools (run --report json).
+type Problem struct {
+	// Source is where the problem was found: run (the implementation
+	// could not run the scenario), schema, expect (the scenario's own
+	// oracle), golden (the golden trajectory), or golden-expect (the golden
+	// contradicts the expect block: a bug in the golden).
+	Source    string   `json:"source"`
+	Path      string   `json:"path,omitempty"`
+	Want      any      `json:"want,omitempty"`
+	Got       any      `json:"got,omitempty"`
+	Message   string   `json:"message"`
+	Decisions []string `json:"decisions,omitempty"`
+}
+
 // Judge checks a trajectory against the schema, the expect block and the
 // golden, returning every problem found.
-func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []string {
+func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Problem {
 	cite := " (" + strings.Join(sc.Decisions, ", ") + ")"
 	data, err := trajectories.MarshalCompact(tr)
 	if err != nil {
-		return []string{"trajectory cannot be encoded: " + err.Error()}
+		return []Problem{{Source: "schema", Message: "trajectory cannot be encoded: " + err.Error()}}
 	}
-	var problems []string
+	var problems []Problem
 	if tr.Scenario != sc.ID {
-		problems = append(problems, fmt.Sprintf("scenario: want %s, got %s", sc.ID, tr.Scenario))
+		problems = append(problems, Problem{Source: "schema", Path: "scenario", Want: sc.ID, Got: tr.Scenario, Message: fmt.Sprintf("scenario: want %s, got %s", sc.ID, tr.Scenario)})
 	}
 	var g *goldenInfo
 	if s.Goldens != nil {
 		golden, ok := s.Goldens[sc.ID]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("no golden trajectories/%s.json", sc.ID))
+			problems = append(problems, Problem{Source: "golden", Message: fmt.Sprintf("no golden trajectories/%s.json", sc.ID)})
 		} else {
 			g = s.golden(sc, golden, cite)
 			if g.compact != nil && bytes.Equal(data, g.compact) {
@@ -185,11 +206,9 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []str
 	}
 	_, got, err := trajectories.Parse(sc.ID, data)
 	if err != nil {
-		return append(problems, "trajectory does not match trajectories/trajectory.schema.json: "+err.Error())
+		return append(problems, Problem{Source: "schema", Message: "trajectory does not match trajectories/trajectory.schema.json: " + err.Error()})
 	}
-	for _, f := range expect.Check(sc, got) {
-		problems = append(problems, "expect: "+f.String()+cite)
-	}
+	problems = append(problems, expectProblems(sc, got, "expect", "expect: ", cite)...)
 	if g == nil {
 		return problems
 	}
@@ -199,12 +218,21 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []str
 	}
 	diffs, err := compare.Diff(g.doc, got, compare.Options{})
 	if err != nil {
-		return append(problems, err.Error())
+		return append(problems, Problem{Source: "golden", Message: err.Error()})
 	}
 	for _, d := range diffs {
-		problems = append(problems, "golden: "+d.String()+cite)
+		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
+		problems = append(problems, p)
 	}
 	return problems
+}
+
+func expectProblems(sc *scenarios.Scenario, doc any, source, prefix, cite string) []Problem {
+	var out []Problem
+	for _, f := range expect.Check(sc, doc) {
+		out = append(out, Problem{Source: source, Path: f.Path, Want: f.Want, Got: f.Got, Message: prefix + f.String() + cite, Decisions: sc.Decisions})
+	}
+	return out
 }
 
 // goldenInfo is what a suite learns from a golden once.
@@ -214,8 +242,8 @@ type goldenInfo struct {
 	// goldenProblems are the golden's own faults (unreadable, or
 	// contradicting expect); selfProblems are the problems a trajectory
 	// byte-identical to the golden has.
-	goldenProblems []string
-	selfProblems   []string
+	goldenProblems []Problem
+	selfProblems   []Problem
 }
 
 func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *goldenInfo {
@@ -227,19 +255,16 @@ func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *gold
 	g := &goldenInfo{}
 	_, doc, err := trajectories.Parse("trajectories/"+sc.ID+".json", golden)
 	if err != nil {
-		g.goldenProblems = []string{"golden: " + err.Error()}
-		g.selfProblems = []string{"trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}
+		g.goldenProblems = []Problem{{Source: "golden", Message: "golden: " + err.Error()}}
+		g.selfProblems = []Problem{{Source: "schema", Message: "trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}}
 	} else {
 		g.doc = doc
 		var buf bytes.Buffer
 		if json.Compact(&buf, golden) == nil {
 			g.compact = append(buf.Bytes(), '\n')
 		}
-		for _, f := range expect.Check(sc, doc) {
-			g.goldenProblems = append(g.goldenProblems, "golden contradicts expect (a bug in the golden, not a new truth): "+f.String()+cite)
-			g.selfProblems = append(g.selfProblems, "expect: "+f.String()+cite)
-		}
-		g.selfProblems = append(g.selfProblems, g.goldenProblems...)
+		g.goldenProblems = expectProblems(sc, doc, "golden-expect", "golden contradicts expect (a bug in the golden, not a new truth): ", cite)
+		g.selfProblems = append(expectProblems(sc, doc, "expect", "expect: ", cite), g.goldenProblems...)
 	}
 	if s.cache == nil {
 		s.cache = map[string]*goldenInfo{}

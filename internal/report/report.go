@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
 )
 
 // Verdicts a report row may carry. KnownFailing is a failure the
@@ -24,12 +26,14 @@ const (
 
 // Row is one scenario's line in a report.
 type Row struct {
-	Scenario  string        `json:"scenario"`
-	Verdict   string        `json:"verdict"`
-	Decisions []string      `json:"decisions"`
-	Problems  []string      `json:"problems,omitempty"`
-	Note      string        `json:"note,omitempty"`
-	Duration  time.Duration `json:"duration_ns"`
+	Scenario  string   `json:"scenario"`
+	Verdict   string   `json:"verdict"`
+	Decisions []string `json:"decisions"`
+	Problems  []string `json:"problems,omitempty"`
+	// Details are the problems with their paths and values, for tools.
+	Details  []engine.Problem `json:"details,omitempty"`
+	Note     string           `json:"note,omitempty"`
+	Duration time.Duration    `json:"duration_ns"`
 }
 
 // Report is a whole run.
