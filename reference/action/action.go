@@ -23,6 +23,9 @@ const (
 const (
 	RepairUnfence           = "unfence"
 	RepairCollapseFlattened = "collapse_flattened_arguments"
+	// RepairDropExtraKeys: keys beside both "tool" and an "arguments"
+	// object are left out, and saying so keeps the repair visible.
+	RepairDropExtraKeys = "drop_keys_beside_arguments"
 )
 
 // Action is one step's decision: either a tool call or a piece of code.
@@ -109,6 +112,9 @@ func ParseJSON(raw string) (Action, error) {
 			return Action{}, &ParseError{Reason: `"action.arguments" is not an object`}
 		}
 		a.Arguments, a.HasArgs = m, true
+		if len(act) > 2 {
+			repairs = append(repairs, RepairDropExtraKeys)
+		}
 	} else {
 		// Collapse only when something besides the tool name is there:
 		// a bare tool name must stay a missing-arguments failure (0003.D6).

@@ -22,6 +22,7 @@ func TestParseJSON_0003_D6(t *testing.T) {
 		{name: "fenced with tag", raw: "```json\n{\"action\":{\"tool\":\"a\",\"arguments\":{}}}\n```", tool: "a", args: map[string]any{}, hasArgs: true, repairs: []string{RepairUnfence}},
 		{name: "fenced without tag", raw: "```\n{\"action\":{\"tool\":\"a\",\"arguments\":{}}}\n```", tool: "a", args: map[string]any{}, hasArgs: true, repairs: []string{RepairUnfence}},
 		{name: "flattened", raw: `{"action":{"tool":"a","x":"y"}}`, tool: "a", args: map[string]any{"x": "y"}, hasArgs: true, repairs: []string{RepairCollapseFlattened}},
+		{name: "keys beside arguments are dropped, and said", raw: `{"action":{"tool":"a","arguments":{"x":1},"note":"hi"}}`, tool: "a", args: map[string]any{"x": json.Number("1")}, hasArgs: true, repairs: []string{RepairDropExtraKeys}},
 		{name: "0003.D6.bare-call stays bare", raw: `{"action":{"tool":"a"}}`, tool: "a", hasArgs: false},
 		{name: "explicit null arguments is not an object", raw: `{"action":{"tool":"a","arguments":null}}`, wantErr: "not an object"},
 		{name: "no action", raw: `{"tool":"a"}`, wantErr: `no "action"`},

@@ -19,7 +19,7 @@ func FuzzParseJSON(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	known := map[string]bool{RepairUnfence: true, RepairCollapseFlattened: true}
+	known := map[string]bool{RepairUnfence: true, RepairCollapseFlattened: true, RepairDropExtraKeys: true}
 	f.Fuzz(func(t *testing.T, raw string) {
 		a, err := ParseJSON(raw)
 		if err != nil {
