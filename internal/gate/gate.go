@@ -238,6 +238,14 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 		}
 	}
 	sort.Strings(goldens)
+	// A change of the trajectory format itself explains golden changes
+	// that no decision does; the format's own history is the record.
+	if files[GoldenDir+"/"+trajectories.SchemaFile] {
+		if len(goldens) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d goldens changed with trajectories/%s; review them as a format change", len(goldens), trajectories.SchemaFile))
+		}
+		goldens = nil
+	}
 	for _, id := range goldens {
 		sc, ok := byID[id]
 		if !ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/golden"
 	"github.com/polyloop/polyloop-conform/internal/upstream"
 	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 const records = `# test records
@@ -153,6 +154,21 @@ func TestGate_goldenChangeNeedsDecisionChange(t *testing.T) {
 	commit(t, dir, "explained change")
 	if p := gateProblems(t, Options{Dir: dir, Base: "HEAD~1"}); p != "" {
 		t.Errorf("committed range refused:\n%s", p)
+	}
+}
+
+func TestGate_formatChangeExplainsGoldens(t *testing.T) {
+	dir := repo(t)
+	edit(t, dir, ScenarioDir+"/outcome.normal-return.yaml", `"path": "notes.txt"`, `"path": "todo.txt"`)
+	regenerateGoldens(t, dir)
+	// The same golden change, with the trajectory schema changed in the range.
+	write(t, dir, GoldenDir+"/"+trajectories.SchemaFile, `{"description": "format v1.1"}`)
+	res, err := Check(context.Background(), Options{Dir: dir, Base: "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) > 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "1 goldens changed with trajectories/trajectory.schema.json") {
+		t.Errorf("problems %v, notes %v", res.Problems, res.Notes)
 	}
 }
 
