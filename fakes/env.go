@@ -39,6 +39,7 @@ type Env struct {
 	perTool      map[string]int
 	perExecutor  map[int]int
 	blocked      int
+	lastStep     int // the step of the latest model call, for faults.cancel
 }
 
 // New returns an Env for sc. onBlock is called when a fake starts blocking
@@ -89,11 +90,19 @@ func (e *Env) Complete(ctx context.Context, phase int, input []assembly.Message)
 	if step > len(script) {
 		return "", fmt.Errorf("%w: step %d asked, %d scripted", ErrScriptExhausted, step, len(script))
 	}
-	turn := script[step-1]
-	if turn.Block {
+	e.mu.Lock()
+	e.lastStep = step
+	e.mu.Unlock()
+	if e.cancelAt(step, "model_call") || script[step-1].Block {
 		return "", e.block(ctx)
 	}
-	return turn.Output, nil
+	return script[step-1].Output, nil
+}
+
+// cancelAt reports whether faults.cancel names this step and call.
+func (e *Env) cancelAt(step int, during string) bool {
+	c := e.sc.Faults.Cancel
+	return c != nil && c.Step == step && c.During == during
 }
 
 func (e *Env) block(ctx context.Context) error {
@@ -118,7 +127,7 @@ func (e *Env) ModelBlocks(phase int, input []assembly.Message) bool {
 		return false
 	}
 	step := StepOf(input)
-	return step <= len(runs[phase].Model) && runs[phase].Model[step-1].Block
+	return e.cancelAt(step, "model_call") || (step <= len(runs[phase].Model) && runs[phase].Model[step-1].Block)
 }
 
 // HandlerBlocks reports whether the tool's next handler call will block
@@ -127,9 +136,9 @@ func (e *Env) HandlerBlocks(tool string) bool {
 	for _, t := range e.sc.Tools {
 		if t.Name == tool && len(t.Handler) > 0 {
 			e.mu.Lock()
-			n := e.perTool[tool]
+			n, step := e.perTool[tool], e.lastStep
 			e.mu.Unlock()
-			return t.Handler[min(n, len(t.Handler)-1)].Block
+			return e.cancelAt(step, "tool_call") || t.Handler[min(n, len(t.Handler)-1)].Block
 		}
 	}
 	return false
@@ -160,10 +169,14 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	e.mu.Lock()
 	n := e.perTool[tool]
 	e.perTool[tool]++
+	step := e.lastStep
 	idx := len(e.handlerCalls)
 	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
+	if e.cancelAt(step, "tool_call") {
+		b = scenarios.Behaviour{Block: true}
+	}
 	switch {
 	case b.Return != nil:
 		return *b.Return, nil

@@ -124,3 +124,26 @@ func TestCrashInjector(t *testing.T) {
 func pt(seq int, before bool, typ string, step int) journal.Point {
 	return journal.Point{Seq: seq, Before: before, Type: typ, Step: step}
 }
+
+func TestCancelFault(t *testing.T) {
+	sc := scenario()
+	sc.Faults.Cancel = &scenarios.CancelSpec{Step: 1, During: "tool_call"}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := New(sc, cancel)
+	in := []assembly.Message{{Role: "user", Content: "goal"}}
+	if _, err := e.Complete(ctx, 0, in); err != nil {
+		t.Fatal(err)
+	}
+	if !e.HandlerBlocks("seq") {
+		t.Error("HandlerBlocks ignores the cancel fault")
+	}
+	if _, err := e.CallHandler(ctx, 0, "seq", nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("the handler at the cancel step returned %v", err)
+	}
+	sc.Faults.Cancel = &scenarios.CancelSpec{Step: 1, During: "model_call"}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	e2 := New(sc, cancel2)
+	if _, err := e2.Complete(ctx2, 0, in); !errors.Is(err, context.Canceled) {
+		t.Errorf("the model call at the cancel step returned %v", err)
+	}
+}

@@ -122,8 +122,17 @@ type Faults struct {
 	Sink     string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
 	Crash    *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
 	TornTail bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
+	// Cancel cancels the run at one step, during its model call or its
+	// tool call (the same as a {block: true} model turn or handler).
+	Cancel *CancelSpec `yaml:"cancel,omitempty" json:"cancel,omitempty"`
 	// JournalError makes one journal write fail with an errno.
 	JournalError *JournalError `yaml:"journal_error,omitempty" json:"journal_error,omitempty"`
+}
+
+// CancelSpec names the step and the call during which the run is cancelled.
+type CancelSpec struct {
+	Step   int    `yaml:"step" json:"step"`
+	During string `yaml:"during" json:"during"` // model_call or tool_call
 }
 
 // JournalError names a journal write and the file-system error it gets.

@@ -33,7 +33,7 @@ type Report struct {
 // Eligible reports whether a scenario can be explored: one request, a
 // journal-capable run, and no faults that fight the kill.
 func Eligible(sc *scenarios.Scenario) bool {
-	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Expect.AssemblyError != nil {
+	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Expect.AssemblyError != nil {
 		return false
 	}
 	for _, m := range sc.Request.Model {
