@@ -119,3 +119,25 @@ func TestRecordThenVerify(t *testing.T) {
 		t.Errorf("verify of a recording: exit %d\n%s", code, out)
 	}
 }
+
+// TestProtocolExamples keeps docs/examples honest: each committed
+// transcript must be what the runner and serve-reference exchange today.
+func TestProtocolExamples(t *testing.T) {
+	exe := selfImpl(t)
+	examples, _ := filepath.Glob("../../docs/examples/*.jsonl")
+	if len(examples) == 0 {
+		t.Fatal("no examples in docs/examples")
+	}
+	for _, ex := range examples {
+		id := strings.TrimSuffix(filepath.Base(ex), ".jsonl")
+		dir := t.TempDir()
+		if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", id, "--transcripts", dir); code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s\n%s", id, code, out, errs)
+		}
+		want, _ := os.ReadFile(ex)
+		got, _ := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+		if string(got) != string(want) {
+			t.Errorf("%s: transcript differs from docs/examples/%s.jsonl; regenerate it with run --transcripts and review the change", id, id)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func (c *Client) get(ctx context.Context, tr *transcript) (*child, error) {
 		ch := c.idle[n-1]
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		ch.tr = tr
+		ch.attach(tr)
 		return ch, nil
 	}
 	c.mu.Unlock()
@@ -122,6 +122,9 @@ type child struct {
 	wmu   sync.Mutex
 	tr    *transcript
 	state string // what the runner is waiting for, for timeout messages
+	// hello holds the handshake's two lines, replayed at the top of every
+	// transcript this process serves so that each one stands alone.
+	hello [][]byte
 }
 
 type lineResult struct {
@@ -146,7 +149,7 @@ func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
-	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{}), tr: tr}
+	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{})}
 	go ch.read(stdout)
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -171,7 +174,15 @@ func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
 	if c.hello == nil {
 		c.hello = m
 	}
+	ch.attach(tr)
 	return ch, nil
+}
+
+// attach starts recording this process's exchange into tr, handshake first.
+func (ch *child) attach(tr *transcript) {
+	ch.tr = tr
+	tr.add("runner", ch.hello[0])
+	tr.add("implementation", ch.hello[1])
 }
 
 func (ch *child) read(r io.Reader) {
@@ -196,6 +207,9 @@ func (ch *child) send(m *Message) error {
 	}
 	ch.wmu.Lock()
 	defer ch.wmu.Unlock()
+	if m.Type == TypeHello {
+		ch.hello = append(ch.hello, line)
+	}
 	ch.tr.add("runner", line)
 	if _, err := ch.stdin.Write(line); err != nil {
 		return fmt.Errorf("write to the implementation's stdin: %w (did it exit?)", err)
@@ -212,6 +226,9 @@ func (ch *child) next(ctx context.Context) (*Message, error) {
 		}
 		if lr.err != nil {
 			return nil, lr.err
+		}
+		if len(ch.hello) == 1 {
+			ch.hello = append(ch.hello, lr.line)
 		}
 		ch.tr.add("implementation", lr.line)
 		return Decode(lr.line)
