@@ -245,3 +245,19 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRun_unclaimedCapabilitiesAreSkipped(t *testing.T) {
+	selfImpl(t)
+	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/limited.sh")
+	if code != ExitOK {
+		t.Fatalf("skips failed the run: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"0 failed", "implementation does not claim resume", "Skipped, by the capabilities they need:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, " 0 skipped") {
+		t.Errorf("nothing was skipped:\n%s", out)
+	}
+}

@@ -95,6 +95,23 @@ func Text(w io.Writer, r *Report) error {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "\nERROR %s\n", e)
 	}
+	skips := map[string]int{}
+	for _, row := range rows {
+		if row.Verdict == Skip && len(row.Problems) > 0 {
+			skips[row.Problems[0]]++
+		}
+	}
+	if len(skips) > 0 {
+		reasons := make([]string, 0, len(skips))
+		for reason := range skips {
+			reasons = append(reasons, reason)
+		}
+		sort.Strings(reasons)
+		fmt.Fprintln(w, "\nSkipped, by the capabilities they need:")
+		for _, reason := range reasons {
+			fmt.Fprintf(w, "  %3d  %s\n", skips[reason], reason)
+		}
+	}
 	fmt.Fprintln(w)
 	type fam struct{ pass, fail, skip, kf int }
 	fams := map[string]*fam{}
