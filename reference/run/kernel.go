@@ -205,9 +205,15 @@ func isCancel(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
+// endWith is the run's end for a reason, with the counters as they stand.
+func (k *kernel) endWith(reason StopReason) End {
+	return End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps}
+}
+
 func (k *kernel) cancelled(step int, during, tool string) End {
-	return End{Reason: Cancelled, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps,
-		Detail: &EndDetail{Step: step, During: during, Tool: tool}}
+	end := k.endWith(Cancelled)
+	end.Detail = &EndDetail{Step: step, During: during, Tool: tool}
+	return end
 }
 
 type settleMode int
@@ -323,7 +329,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	if reason == "" {
 		return End{}, false, nil
 	}
-	return End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps}, true, nil
+	return k.endWith(reason), true, nil
 }
 
 func (k *kernel) replayPolicy(a action.Action) tools.ReplayPolicy {

@@ -72,32 +72,7 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 		}
 	}
 	k.stream.Emit(events.Event{Type: events.TypeRunResumed, Step: len(k.steps) + 1})
-	if pendingOutput == nil && len(k.steps) > 0 {
-		// The crash may have come between the last result and the end
-		// record: judge that step again rather than ask for another.
-		last := k.steps[len(k.steps)-1]
-		if reason := Judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
-			res, err := k.finish(End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps})
-			if res != nil {
-				res.Resume = info
-			}
-			return res, err
-		}
-	}
-	if pendingOutput != nil {
-		end, done, err := k.resumePending(ctx, pendingOutput, pendingIntent, info)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			res, err := k.finish(end)
-			if res != nil {
-				res.Resume = info
-			}
-			return res, err
-		}
-	}
-	end, err := k.loop(ctx)
+	end, err := k.continueResumed(ctx, pendingOutput, pendingIntent, info)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +81,27 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 		res.Resume = info
 	}
 	return res, err
+}
+
+// continueResumed runs a resumed run to its end: the last settled step is
+// judged again, a pending output is settled or replayed, then the loop
+// goes on as usual.
+func (k *kernel) continueResumed(ctx context.Context, out, intent *journal.Record, info *ResumeInfo) (End, error) {
+	if out == nil && len(k.steps) > 0 {
+		// The crash may have come between the last result and the end
+		// record: judge that step again rather than ask for another.
+		last := k.steps[len(k.steps)-1]
+		if reason := Judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
+			return k.endWith(reason), nil
+		}
+	}
+	if out != nil {
+		end, done, err := k.resumePending(ctx, out, intent, info)
+		if err != nil || done {
+			return end, err
+		}
+	}
+	return k.loop(ctx)
 }
 
 func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record, info *ResumeInfo) (End, bool, error) {
@@ -121,8 +117,9 @@ func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record,
 	}
 	if tools.ReplayPolicy(intent.Replay) != tools.ReplaySafe {
 		// 0002.D4: whether a NEVER action ran is unknown; a person decides.
-		return End{Reason: ResumeOutcomeUnknown, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps,
-			Detail: &EndDetail{Step: out.Step, Tool: intent.Tool}}, true, nil
+		end := k.endWith(ResumeOutcomeUnknown)
+		end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
+		return end, true, nil
 	}
 	info.ReplayedStep = out.Step
 	return k.settle(ctx, st, settleReplay)
