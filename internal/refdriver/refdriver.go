@@ -73,7 +73,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 		var res *run.Result
 		switch {
 		case sc.Faults.Crash != nil || o.Crash != nil:
-			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, opts, &rec)
+			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, req, opts, &rec)
 		case sc.Faults.JournalError != nil:
 			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
 		default:
@@ -115,10 +115,10 @@ func sinks(rec *events.Recorder, fault string) []events.Sink {
 	return out
 }
 
-// crashAndResume runs until the injected crash, optionally tears the
+// crashAndResume runs req until the injected crash, optionally tears the
 // journal's tail, then resumes with a freshly built request, as a new
 // process would.
-func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
 	root := o.JournalRoot
 	if root == "" {
 		tmp, err := os.MkdirTemp("", "polyloop-journal-*")
@@ -133,7 +133,9 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	if inj == nil {
 		inj = fakes.ForSpec(sc.Faults.Crash)
 	}
-	res, err := journaled(ctx, sc, def, env, opts, dir, inj.Hook, false, o.Schemas)
+	first := opts
+	first.JournalDir, first.JournalHook = dir, inj.Hook
+	res, err := run.Run(ctx, req, first)
 	point, fired := inj.Fired()
 	switch {
 	case err != nil && !errors.Is(err, fakes.ErrCrash):
