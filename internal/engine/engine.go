@@ -99,7 +99,7 @@ func (s *Suite) Missing() []string {
 	for _, sc := range s.Scenarios {
 		ids[sc.ID] = true
 		if _, ok := s.Goldens[sc.ID]; !ok {
-			out = append(out, fmt.Sprintf("scenario %s has no golden trajectories/%s.json; generate it with the update flag and review it", sc.ID, sc.ID))
+			out = append(out, fmt.Sprintf("scenario %s has no golden trajectories/%s.json; generate it with go test ./conformance -args -update and review it", sc.ID, sc.ID))
 		}
 	}
 	for id := range s.Goldens {

@@ -81,9 +81,7 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 func regenerate(ctx context.Context, scs []*scenarios.Scenario, goldens map[string][]byte, r *Result) map[string]bool {
 	passing := map[string]bool{}
 	suite := &engine.Suite{Scenarios: scs}
-	ids := map[string]bool{}
 	for _, sc := range scs {
-		ids[sc.ID] = true
 		res := suite.Run(ctx, engine.Reference{}, sc)
 		if res.Status != engine.Pass {
 			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s fails against the reference: %s", sc.ID, strings.Join(res.Problems, "; ")))
@@ -97,23 +95,16 @@ func regenerate(ctx context.Context, scs []*scenarios.Scenario, goldens map[stri
 		old, ok := goldens[sc.ID]
 		switch {
 		case !ok:
-			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s has no golden trajectories/%s.json; generate it with go test ./conformance -args -update", sc.ID, sc.ID))
+			// Reported with the orphans below.
 		case !bytes.Equal(old, fresh):
 			r.Problems = append(r.Problems, fmt.Sprintf("golden trajectories/%s.json is stale: the reference now produces %s; regenerate with go test ./conformance -args -update and review the diff", sc.ID, firstDiff(old, fresh)))
 		default:
 			passing[sc.ID] = true
 		}
 	}
-	var orphans []string
-	for id := range goldens {
-		if !ids[id] {
-			orphans = append(orphans, id)
-		}
-	}
-	sort.Strings(orphans)
-	for _, id := range orphans {
-		r.Problems = append(r.Problems, fmt.Sprintf("golden trajectories/%s.json has no scenario; delete it or restore scenarios/%s.yaml", id, id))
-	}
+	// Scenarios without goldens and goldens without scenarios, worded as
+	// the suite's own hygiene check words them.
+	r.Problems = append(r.Problems, (&engine.Suite{Scenarios: scs, Goldens: goldens}).Missing()...)
 	return passing
 }
 
