@@ -80,6 +80,28 @@ func ReadCalls(path string) ([]Call, error) {
 	return out, nil
 }
 
+// callTally counts a call log by kind.
+type callTally struct {
+	handlers   map[string]int // handler calls per tool
+	modelSteps map[int]int    // model calls per step
+	executors  map[int]int    // project executor calls per phase
+}
+
+func tally(calls []Call) callTally {
+	t := callTally{handlers: map[string]int{}, modelSteps: map[int]int{}, executors: map[int]int{}}
+	for _, c := range calls {
+		switch c.Kind {
+		case "handler":
+			t.handlers[c.Tool]++
+		case "model":
+			t.modelSteps[c.Step]++
+		case "execute":
+			t.executors[c.Phase]++
+		}
+	}
+	return t
+}
+
 // loggingEnv logs every model and handler call before answering it.
 type loggingEnv struct {
 	*fakes.Env
@@ -139,16 +161,8 @@ func child(id, dir, point string) int {
 	// The environment outlives the killed process: its scripted handlers
 	// and executor go on from the calls already made.
 	if prev, err := ReadCalls(filepath.Join(dir, CallsFile)); err == nil {
-		handlers, executors := map[string]int{}, map[int]int{}
-		for _, c := range prev {
-			switch c.Kind {
-			case "handler":
-				handlers[c.Tool]++
-			case "execute":
-				executors[c.Phase]++
-			}
-		}
-		env.Restore(handlers, executors)
+		t := tally(prev)
+		env.Restore(t.handlers, t.executors)
 	}
 	log, err := OpenCallLog(filepath.Join(dir, CallsFile))
 	if err != nil {

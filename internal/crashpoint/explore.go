@@ -185,16 +185,8 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 	if err != nil {
 		return []string{err.Error()}
 	}
-	byTool := map[string]int{}
-	byStep := map[int]int{}
-	for _, c := range calls {
-		switch c.Kind {
-		case "handler":
-			byTool[c.Tool]++
-		case "model":
-			byStep[c.Step]++
-		}
-	}
+	counted := tally(calls)
+	byTool, byStep := counted.handlers, counted.modelSteps
 	// Which action, if any, was cut between its intent and its result?
 	interrupted := 0
 	if _, ok := base.intents[p.Step]; ok {
