@@ -147,25 +147,20 @@ type Resume struct {
 // Marshal renders a trajectory the way goldens are stored: normalised
 // (empty lists, never null), two-space indent, no HTML escaping, trailing
 // newline. Equal trajectories marshal to equal bytes.
-func Marshal(t *Trajectory) ([]byte, error) {
-	t.Normalize()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(t); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func Marshal(t *Trajectory) ([]byte, error) { return encode(t, "  ") }
 
 // MarshalCompact is Marshal without indentation: the form the engine
 // compares byte for byte against a compacted golden.
-func MarshalCompact(t *Trajectory) ([]byte, error) {
+func MarshalCompact(t *Trajectory) ([]byte, error) { return encode(t, "") }
+
+func encode(t *Trajectory, indent string) ([]byte, error) {
 	t.Normalize()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	if err := enc.Encode(t); err != nil {
 		return nil, err
 	}
