@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/polyloop/polyloop-conform/internal/schema"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 //go:embed *.yaml scenario.schema.json
@@ -324,10 +325,53 @@ func check(sc *Scenario) error {
 	if sc.Expect.AssemblyError != nil && sc.Expect.End != nil {
 		add("/expect", "expect both an assembly error and an end; a refused run has no end")
 	}
+	for _, p := range textPins(&sc.Expect) {
+		add(p.ptr, "%s", p.msg)
+	}
 	if len(probs) > 0 {
 		return &LoadError{Problems: probs}
 	}
 	return nil
+}
+
+type pin struct{ ptr, msg string }
+
+// textPins finds expectations that pin wording the design leaves to the
+// implementation: a field of class text, an executor's own sentence for a
+// NOT_EXECUTED or synthetic outcome, or such a sentence in an event. Such
+// an expectation would fail every implementation that words it otherwise,
+// which is a false alarm, not a finding. The reference's exact words are
+// still compared in the strict profile (run --strict) through the golden.
+func textPins(e *Expect) []pin {
+	const why = "the design leaves this wording to the implementation (0008.D4: \"a sentence the executor writes itself\"); expect what the design decides instead (status, observation_is_synthetic, history_observation), or see docs/trajectory-format.md"
+	var out []pin
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		class, ok, err := trajectories.DeclaredClass(k)
+		if err != nil {
+			out = append(out, pin{"/expect/fields", err.Error()})
+			continue
+		}
+		if ok && (class == "text" || class == trajectories.ClassTextIfSynthetic) {
+			out = append(out, pin{"/expect/fields/" + k, fmt.Sprintf("expect.fields %s pins a field of class %s: %s", k, class, why)})
+		}
+	}
+	for i, st := range e.Step {
+		synthetic := st.Status == "NOT_EXECUTED" || (st.ObservationIsSynthetic != nil && *st.ObservationIsSynthetic)
+		if synthetic && (st.Observation != nil || st.ObservationContains != "") {
+			out = append(out, pin{fmt.Sprintf("/expect/step/%d", i), fmt.Sprintf("expect.step[%d] pins the observation of a NOT_EXECUTED or synthetic outcome: %s", i, why)})
+		}
+	}
+	for i, ev := range e.Events {
+		if ev.Observation != "" && ev.Status == "NOT_EXECUTED" {
+			out = append(out, pin{fmt.Sprintf("/expect/events/%d", i), fmt.Sprintf("expect.events[%d] pins the executor's sentence for a NOT_EXECUTED action: %s", i, why)})
+		}
+	}
+	return out
 }
 
 // LoadAll reads every *.yaml file at the top of fsys, sorted by name, and

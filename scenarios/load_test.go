@@ -22,6 +22,11 @@ func TestBadInputCorpus(t *testing.T) {
 		"bad.no-expectation.yaml":     {"bad.no-expectation.yaml:11: expect must say how the run ends"},
 		"bad.not-a-mapping.yaml":      {"bad.not-a-mapping.yaml:1: at (top level): got array, want object"},
 		"bad.request-and-phases.yaml": {"bad.request-and-phases.yaml:13: give either request (one run) or phases"},
+		"bad.pins-executor-sentence.yaml": {
+			"bad.pins-executor-sentence.yaml:12: expect.step[0] pins the observation of a NOT_EXECUTED or synthetic outcome: the design leaves this wording to the implementation",
+			"bad.pins-executor-sentence.yaml:14: expect.events[0] pins the executor's sentence",
+			"bad.pins-executor-sentence.yaml:16: expect.fields assembly_error.message pins a field of class text",
+		},
 		"bad.torn-without-crash.yaml": {"bad.torn-without-crash.yaml:12: torn_tail needs a crash fault"},
 		"bad.two-behaviours.yaml":     {"bad.two-behaviours.yaml:7: at /tools/0/handler: maxProperties: got 2, want 1"},
 		"bad.unknown-capability.yaml": {"bad.unknown-capability.yaml:5: at /requires/1: value must be one of"},

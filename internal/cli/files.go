@@ -105,6 +105,7 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	var ignore ignoreFlag
 	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` (repeatable; steps[*].context_size, events.*)")
 	asJSON := fs.Bool("json", false, "print differences as JSON")
+	strict := fs.Bool("strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -119,7 +120,11 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	diffs, err := compare.Diff(a, b, compare.Options{Ignore: ignore})
+	opts, err := diffOptions(a, ignore, *strict)
+	if err != nil {
+		return setupError(s, err)
+	}
+	diffs, err := compare.Diff(a, b, opts)
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -143,6 +148,7 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 	var ignore ignoreFlag
 	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` that your implementation cannot reproduce (repeatable)")
 	ignoreFile := fs.String("ignore-file", "", "read ignore patterns from `FILE`, one per line, # comments")
+	strict := fs.Bool("strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -184,7 +190,11 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		if err != nil {
 			return setupError(s, err)
 		}
-		diffs, err := compare.Diff(want, got, compare.Options{Ignore: ignore})
+		opts, err := diffOptions(want, ignore, *strict)
+		if err != nil {
+			return setupError(s, err)
+		}
+		diffs, err := compare.Diff(want, got, opts)
 		if err != nil {
 			return setupError(s, err)
 		}
@@ -201,6 +211,23 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+const strictUsage = "compare implementation text (executor sentences, parse errors, error messages) word for word; by default it is checked only by the text rule (docs/trajectory-format.md)"
+
+// diffOptions compares by the trajectory format's classes, resolved
+// against want, unless strict asks for every field to match exactly.
+func diffOptions(want any, ignore []string, strict bool) (compare.Options, error) {
+	o := compare.Options{Ignore: ignore}
+	if strict {
+		return o, nil
+	}
+	class, err := trajectories.Classifier(want)
+	if err != nil {
+		return o, err
+	}
+	o.Class = class
+	return o, nil
 }
 
 func expandJSON(args []string) ([]string, error) {

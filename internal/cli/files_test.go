@@ -141,3 +141,33 @@ func TestProtocolExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestVerify_implementationText: a recorded migration that words the
+// executor's sentence its own way verifies; --strict names the field; a
+// stack trace in the sentence fails even by default.
+func TestVerify_implementationText(t *testing.T) {
+	dir := t.TempDir()
+	const theirs = `"observation": "unknown tool 'read_fiel' (visible: read_file)"`
+	copyGolden(t, dir, "validation.unknown-tool", func(s string) string {
+		return mustReplace(t, s, `"observation": "tool \"read_fiel\" does not exist"`, theirs)
+	})
+	if code, out, _ := run(t, "verify", dir); code != ExitOK {
+		t.Fatalf("own wording: exit %d\n%s", code, out)
+	}
+	code, out, _ := run(t, "verify", "--strict", dir)
+	if code != ExitFail || !strings.Contains(out, "steps[0].outcome.observation: want ") {
+		t.Fatalf("--strict: exit %d\n%s", code, out)
+	}
+	trace := t.TempDir()
+	copyGolden(t, trace, "validation.unknown-tool", func(s string) string {
+		return mustReplace(t, s, `"observation": "tool \"read_fiel\" does not exist"`, `"observation": "Traceback (most recent call last):\n  File \"kernel.py\", line 9, in run"`)
+	})
+	code, out, _ = run(t, "verify", trace)
+	if code != ExitFail || !strings.Contains(out, "must not carry a stack trace") {
+		t.Fatalf("stack trace: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "diff", filepath.Join("../../trajectories", "validation.unknown-tool.json"), filepath.Join(dir, "validation.unknown-tool.json"))
+	if code != ExitOK || !strings.Contains(out, "0 differences") {
+		t.Fatalf("diff: exit %d\n%s", code, out)
+	}
+}

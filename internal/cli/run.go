@@ -89,6 +89,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
 	parallel := fs.Int("p", 1, "run `N` scenarios at once")
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
+	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	record := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -125,7 +126,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	defer closeDriver()
-	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, Timeout: *timeout}
+	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, Timeout: *timeout, Strict: *strict}
 	rep := &report.Report{Implementation: driver.Name()}
 	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
 		rep.Errors = append(rep.Errors, m)

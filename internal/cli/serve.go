@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
@@ -14,11 +15,15 @@ const SpecVersion = "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010
 func serveCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("serve-reference", flag.ContinueOnError)
 	fs.SetOutput(s.err)
+	reword := fs.Bool("reword", false, "word every sentence the design leaves to the implementation differently (the suite must still pass; with run --strict it must fail)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
+	if fs.NArg() > 0 {
+		return setupError(s, fmt.Errorf("serve-reference takes no arguments, got %q", fs.Args()))
+	}
 	id := protocol.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
-	if err := protocol.Serve(ctx, id, s.in, s.out); err != nil {
+	if err := protocol.Serve(ctx, id, protocol.ServeOptions{Reword: *reword}, s.in, s.out); err != nil {
 		return setupError(s, err)
 	}
 	return ExitOK

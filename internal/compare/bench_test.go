@@ -1,10 +1,11 @@
-package compare
+package compare_test
 
 import (
 	"fmt"
 	"strconv"
 	"testing"
 
+	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkDiff(b *testing.B) {
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				d, err := Diff(want, got, Options{})
+				d, err := compare.Diff(want, got, compare.Options{})
 				if err != nil || len(d) != 1 {
 					b.Fatalf("%d diffs, %v", len(d), err)
 				}

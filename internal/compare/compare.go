@@ -30,9 +30,17 @@ type Difference struct {
 	// WantMissing and GotMissing tell an absent field from a null one.
 	WantMissing bool `json:"want_missing,omitempty"`
 	GotMissing  bool `json:"got_missing,omitempty"`
+	// Class is the compared field's class when Options.Class was given.
+	Class Class `json:"class"`
+	// Rule, for a Text field, is the text rule the got value breaks; Want
+	// is then the reference's wording, shown for orientation only.
+	Rule string `json:"rule,omitempty"`
 }
 
 func (d Difference) String() string {
+	if d.Rule != "" {
+		return fmt.Sprintf("%s: %s", d.displayPath(), d.Rule)
+	}
 	return fmt.Sprintf("%s: want %s, got %s", d.displayPath(), render(d.Want, d.WantMissing), render(d.Got, d.GotMissing))
 }
 
@@ -79,6 +87,10 @@ type Options struct {
 	// Ignore lists path patterns to leave out; "[*]" matches any position
 	// and a trailing ".*" matches everything below a path.
 	Ignore []string
+	// Class gives the class of the value at a path (as Difference.Path
+	// writes it). Values of class Text are checked with TextRule instead
+	// of equality; nil compares every value exactly (the strict profile).
+	Class func(path string) Class
 }
 
 // Diff compares want and got and returns every difference, sorted by
@@ -94,7 +106,7 @@ func Diff(want, got any, o Options) ([]Difference, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &differ{ignore: ignore}
+	d := &differ{ignore: ignore, class: o.Class}
 	d.walk(want, got)
 	sort.SliceStable(d.diffs, func(i, j int) bool { return lessPath(d.diffs[i].Path, d.diffs[j].Path) })
 	return d.diffs, nil
@@ -102,6 +114,7 @@ func Diff(want, got any, o Options) ([]Difference, error) {
 
 type differ struct {
 	ignore []*regexp.Regexp
+	class  func(string) Class
 	diffs  []Difference
 	path   []segment // the current path, rendered only when needed
 }
@@ -153,6 +166,29 @@ func (d *differ) add(diff Difference) {
 		return
 	}
 	diff.Path = d.render()
+	if d.class != nil {
+		diff.Class = d.class(diff.Path)
+	}
+	d.diffs = append(d.diffs, diff)
+}
+
+// leaf records a and b as different unless the path's class is Text and b
+// keeps the text rule. Presence is always normative: an absent value is
+// reported by the caller before it gets here.
+func (d *differ) leaf(a, b any) {
+	if d.ignored() {
+		return
+	}
+	path := d.render()
+	diff := Difference{Path: path, Want: a, Got: b}
+	if d.class != nil {
+		diff.Class = d.class(path)
+		if diff.Class == Text {
+			if diff.Rule = TextRule(a, b); diff.Rule == "" {
+				return
+			}
+		}
+	}
 	d.diffs = append(d.diffs, diff)
 }
 
@@ -200,13 +236,13 @@ func (d *differ) walk(a, b any) {
 		return
 	}
 	if !equalJSON(a, b) {
-		d.add(Difference{Want: a, Got: b})
+		d.leaf(a, b)
 	}
 }
 
 // align lets go-cmp match up arrays of different lengths.
 func (d *differ) align(path string, x, y []any) {
-	r := &reporter{prefix: path}
+	r := &reporter{prefix: path, class: d.class}
 	opts := []cmp.Option{cmp.Reporter(r), cmp.FilterValues(equalJSON, cmp.Ignore())}
 	if len(d.ignore) > 0 {
 		opts = append(opts, cmp.FilterPath(func(p cmp.Path) bool { return matchAny(d.ignore, path+pathString(p)) }, cmp.Ignore()))
@@ -233,6 +269,7 @@ func Normalize(v any) any {
 
 type reporter struct {
 	prefix string
+	class  func(string) Class
 	path   cmp.Path
 	diffs  []Difference
 }
@@ -255,6 +292,14 @@ func (r *reporter) Report(res cmp.Result) {
 		d.Got = vy.Interface()
 	} else {
 		d.GotMissing = true
+	}
+	if r.class != nil {
+		d.Class = r.class(d.Path)
+		if d.Class == Text && !d.WantMissing && !d.GotMissing {
+			if d.Rule = TextRule(d.Want, d.Got); d.Rule == "" {
+				return
+			}
+		}
 	}
 	r.diffs = append(r.diffs, d)
 }

@@ -78,3 +78,45 @@ func TestLookup(t *testing.T) {
 		t.Error("malformed path accepted")
 	}
 }
+
+func TestDiff_textClass(t *testing.T) {
+	class := func(p string) Class {
+		if strings.HasSuffix(p, ".message") {
+			return Text
+		}
+		return Normative
+	}
+	want := doc(t, `{"a":{"message":"tool \"nope\" does not exist","kind":"x"},"list":[{"message":"m"}]}`)
+	for _, tc := range []struct {
+		name, got string
+		diffs     []string
+	}{
+		{"own words pass", `{"a":{"message":"unknown tool 'nope'","kind":"x"},"list":[{"message":"other"}]}`, nil},
+		{"normative still exact", `{"a":{"message":"fine","kind":"y"},"list":[{"message":"m"}]}`, []string{"a.kind: want x, got y"}},
+		{"empty sentence", `{"a":{"message":"","kind":"x"},"list":[{"message":"m"}]}`,
+			[]string{"a.message: implementation text: want a non-empty sentence (its wording is the implementation's), got an empty string"}},
+		{"stack trace", `{"a":{"message":"Traceback (most recent call last):\n  File \"x.py\", line 3","kind":"x"},"list":[{"message":"m"}]}`,
+			[]string{`a.message: implementation text must not carry a stack trace, got "Traceback (most recent call last):\n  File \"x.py\", line 3"`}},
+		{"not a string", `{"a":{"message":3,"kind":"x"},"list":[{"message":"m"}]}`, []string{"a.message: implementation text must be a string, got 3"}},
+		{"absent is a difference", `{"a":{"kind":"x"},"list":[{"message":"m"}]}`, []string{`a.message: want "tool \"nope\" does not exist", got (absent)`}},
+		{"length change aligned by go-cmp", `{"a":{"message":"x","kind":"x"},"list":[{"message":"m"},{"message":"n"}]}`, []string{`list[1]: want (absent), got {"message":"n"}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diffs, err := Diff(want, doc(t, tc.got), Options{Class: class})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, d := range diffs {
+				lines = append(lines, d.String())
+			}
+			if strings.Join(lines, "\n") != strings.Join(tc.diffs, "\n") {
+				t.Errorf("diffs:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(tc.diffs, "\n"))
+			}
+			strict, _ := Diff(want, doc(t, tc.got), Options{})
+			if tc.name == "own words pass" && len(strict) != 2 {
+				t.Errorf("strict profile (no Class) should see both rewordings, got %v", strict)
+			}
+		})
+	}
+}

@@ -86,6 +86,11 @@ type Suite struct {
 	Goldens map[string][]byte
 	// Timeout bounds one scenario; zero means 10 seconds.
 	Timeout time.Duration
+	// Strict compares every field of the golden exactly, implementation
+	// text included: the profile for the reference's own regression tests
+	// and for ports that want byte equality. By default fields of class
+	// text (trajectories.Fields) are checked by compare.TextRule only.
+	Strict bool
 
 	mu    sync.Mutex
 	cache map[string]*goldenInfo
@@ -170,10 +175,12 @@ type Problem struct {
 	// could not run the scenario), schema, expect (the scenario's own
 	// oracle), golden (the golden trajectory), or golden-expect (the golden
 	// contradicts the expect block: a bug in the golden).
-	Source    string   `json:"source"`
-	Path      string   `json:"path,omitempty"`
-	Want      any      `json:"want,omitempty"`
-	Got       any      `json:"got,omitempty"`
+	Source string `json:"source"`
+	Path   string `json:"path,omitempty"`
+	Want   any    `json:"want,omitempty"`
+	Got    any    `json:"got,omitempty"`
+	// Class is the class of the field at Path (golden problems only).
+	Class     string   `json:"class,omitempty"`
 	Message   string   `json:"message"`
 	Decisions []string `json:"decisions,omitempty"`
 }
@@ -216,12 +223,16 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 	if g.doc == nil {
 		return problems
 	}
-	diffs, err := compare.Diff(g.doc, got, compare.Options{})
+	opts := compare.Options{}
+	if !s.Strict {
+		opts.Class = g.class
+	}
+	diffs, err := compare.Diff(g.doc, got, opts)
 	if err != nil {
 		return append(problems, Problem{Source: "golden", Message: err.Error()})
 	}
 	for _, d := range diffs {
-		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
+		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Class: d.Class.String(), Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
 		problems = append(problems, p)
 	}
 	return problems
@@ -238,7 +249,8 @@ func expectProblems(sc *scenarios.Scenario, doc any, source, prefix, cite string
 // goldenInfo is what a suite learns from a golden once.
 type goldenInfo struct {
 	doc     any
-	compact []byte // the golden as MarshalCompact writes it
+	class   func(string) compare.Class // the fields' classes, resolved against doc
+	compact []byte                     // the golden as MarshalCompact writes it
 	// goldenProblems are the golden's own faults (unreadable, or
 	// contradicting expect); selfProblems are the problems a trajectory
 	// byte-identical to the golden has.
@@ -259,6 +271,9 @@ func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *gold
 		g.selfProblems = []Problem{{Source: "schema", Message: "trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}}
 	} else {
 		g.doc = doc
+		if g.class, err = trajectories.Classifier(doc); err != nil {
+			g.goldenProblems = []Problem{{Source: "golden", Message: "golden: " + err.Error()}}
+		}
 		var buf bytes.Buffer
 		if json.Compact(&buf, golden) == nil {
 			g.compact = append(buf.Bytes(), '\n')

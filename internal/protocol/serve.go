@@ -25,11 +25,18 @@ type Identity struct {
 	Capabilities []string
 }
 
+// ServeOptions change how the served reference behaves.
+type ServeOptions struct {
+	// Reword words every implementation-text sentence differently
+	// (refdriver.Reword): the suite must still pass.
+	Reword bool
+}
+
 // Serve runs the implementation side of the protocol for the reference
 // kernel: it reads runner messages from in, runs scenarios one at a time,
 // and writes calls and results to out, until in ends.
-func Serve(ctx context.Context, id Identity, in io.Reader, out io.Writer) error {
-	s := &server{id: id, out: out, pending: map[int]chan *Message{}, schemas: &tools.SchemaCache{}}
+func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out io.Writer) error {
+	s := &server{id: id, opts: o, out: out, pending: map[int]chan *Message{}, schemas: &tools.SchemaCache{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
 	var wg sync.WaitGroup
@@ -83,6 +90,7 @@ func Serve(ctx context.Context, id Identity, in io.Reader, out io.Writer) error 
 
 type server struct {
 	id      Identity
+	opts    ServeOptions
 	wmu     sync.Mutex
 	out     io.Writer
 	mu      sync.Mutex
@@ -157,6 +165,9 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 	if err != nil {
 		s.send(&Message{Type: TypeError, ID: m.ID, Message: err.Error()})
 		return
+	}
+	if s.opts.Reword {
+		refdriver.Reword(tr)
 	}
 	s.send(&Message{Type: TypeResult, ID: m.ID, Trajectory: tr})
 }
