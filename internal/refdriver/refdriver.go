@@ -8,6 +8,7 @@
 package refdriver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,20 +226,26 @@ func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, 
 	return run.Run(ctx, req, opts)
 }
 
-// TearTail appends the first half of a record to the journal in dir, as a
-// write cut short by a crash leaves it.
+// TearTail cuts the journal's last record in half, which is what a crash
+// during that write leaves (docs/protocol.md, tear_tail). Resume must then
+// report the torn tail, drop it and continue as if that write never
+// happened (0002.D5): a torn action intent means the action never started.
 func TearTail(dir string) error {
-	line, err := journal.Encode(journal.Record{Type: journal.TypeModelOutput, Step: 99, Output: "torn"})
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, journal.FileName), os.O_WRONLY|os.O_APPEND, 0)
+	path := filepath.Join(dir, journal.FileName)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("tear journal tail: %w", err)
 	}
-	defer f.Close()
-	_, err = f.Write(line[:len(line)/2])
-	return err
+	body := bytes.TrimSuffix(data, []byte("\n"))
+	if len(body) == 0 {
+		return fmt.Errorf("tear journal tail: %s has no record to tear", path)
+	}
+	start := bytes.LastIndexByte(body, '\n') + 1
+	cut := start + (len(body)-start)/2
+	if err := os.Truncate(path, int64(cut)); err != nil {
+		return fmt.Errorf("tear journal tail: %w", err)
+	}
+	return nil
 }
 
 // BuildRequest assembles phase i of sc; assembly failures come back as
