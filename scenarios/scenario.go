@@ -1,5 +1,11 @@
 package scenarios
 
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
 // Scenario is one conformance check, as written in its YAML file.
 type Scenario struct {
 	ID          string     `yaml:"id" json:"id"`
@@ -70,16 +76,16 @@ type Definition struct {
 // Request is one run: its budget, visible tools, executor, and the model's
 // scripted outputs.
 type Request struct {
-	Name            string              `yaml:"name,omitempty" json:"name,omitempty"`
-	Budget          Budget              `yaml:"budget" json:"budget"`
-	VisibleTools    []string            `yaml:"visible_tools,omitempty" json:"visible_tools,omitempty"`
-	Executor        string              `yaml:"executor,omitempty" json:"executor,omitempty"`
-	ProjectExecutor []ScriptedOutcome   `yaml:"project_executor,omitempty" json:"project_executor,omitempty"`
-	Synthetic       Synthetic           `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
-	Injections      map[string][]string `yaml:"injections,omitempty" json:"injections,omitempty"`
-	Language        string              `yaml:"language,omitempty" json:"language,omitempty"`
-	MeasureUnknown  []string            `yaml:"measure_unknown,omitempty" json:"measure_unknown,omitempty"`
-	Model           []ModelTurn         `yaml:"model" json:"model"`
+	Name            string            `yaml:"name,omitempty" json:"name,omitempty"`
+	Budget          Budget            `yaml:"budget" json:"budget"`
+	VisibleTools    []string          `yaml:"visible_tools,omitempty" json:"visible_tools,omitempty"`
+	Executor        string            `yaml:"executor,omitempty" json:"executor,omitempty"`
+	ProjectExecutor []ScriptedOutcome `yaml:"project_executor,omitempty" json:"project_executor,omitempty"`
+	Synthetic       Synthetic         `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
+	Injections      Injections        `yaml:"injections,omitempty" json:"injections,omitempty"`
+	Language        string            `yaml:"language,omitempty" json:"language,omitempty"`
+	MeasureUnknown  []string          `yaml:"measure_unknown,omitempty" json:"measure_unknown,omitempty"`
+	Model           []ModelTurn       `yaml:"model" json:"model"`
 }
 
 // Executor kinds a request may name.
@@ -93,6 +99,54 @@ const (
 type Budget struct {
 	MaxEffectiveSteps int `yaml:"max_effective_steps" json:"max_effective_steps"`
 	MaxTotalSteps     int `yaml:"max_total_steps" json:"max_total_steps"`
+}
+
+// Injection is one injected entry: a channel and one text.
+type Injection struct {
+	Channel string `json:"channel"`
+	Text    string `json:"text"`
+}
+
+// Injections are a request's injected entries in the order the scenario
+// file writes them. In YAML they are a mapping from channel to a list of
+// texts; the order of the mapping's keys is kept, because 0010.D3 makes
+// the library sort channels precisely since a caller's mapping can come in
+// any order: the suite hands them over unsorted so that sorting is tested.
+type Injections []Injection
+
+// UnmarshalYAML reads the channel mapping in written order.
+func (in *Injections) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: injections must be a mapping from channel to a list of texts", n.Line)
+	}
+	var out Injections
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		var texts []string
+		if err := n.Content[i+1].Decode(&texts); err != nil {
+			return err
+		}
+		for _, t := range texts {
+			out = append(out, Injection{Channel: n.Content[i].Value, Text: t})
+		}
+	}
+	*in = out
+	return nil
+}
+
+// ByChannel groups the entries by channel, keeping each channel's entries
+// in order: the shape of the reference's RequestConfig.Injections.
+func (in Injections) ByChannel() map[string][]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, e := range in {
+		out[e.Channel] = append(out[e.Channel], e.Text)
+	}
+	return out
 }
 
 // Synthetic are the request's SyntheticObservations texts.

@@ -124,3 +124,42 @@ func TestRewordingANormativeFieldFails(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsortedInjectionsFail: an implementation that places injections in
+// the caller's order instead of sorting channels (0010.D3) fails
+// context.injections-sorted. The fake model answers by step, not by input,
+// so such an implementation's trajectory is the reference's with the
+// injected messages of each model input in the scenario's written order.
+func TestUnsortedInjectionsFail(t *testing.T) {
+	suite := wholeSuite(t, false)
+	var sc *scenarios.Scenario
+	for _, s := range suite.Scenarios {
+		if s.ID == "context.injections-sorted" {
+			sc = s
+		}
+	}
+	if sc == nil {
+		t.Fatal("no scenario context.injections-sorted")
+	}
+	written := sc.Request.Injections
+	unsorted := func(tr *trajectories.Trajectory) {
+		for i := range tr.Steps {
+			in := tr.Steps[i].ModelInput
+			for j, e := range written {
+				in[j].Content = e.Text
+			}
+		}
+	}
+	res := suite.Run(context.Background(), transformed{change: unsorted}, sc)
+	if res.Status != Fail {
+		t.Fatal("an implementation that keeps the caller's channel order passed context.injections-sorted")
+	}
+	var paths []string
+	for _, p := range res.Details {
+		paths = append(paths, p.Source+" "+p.Path)
+	}
+	joined := strings.Join(paths, "\n")
+	if !strings.Contains(joined, "expect steps[0].model_input") || !strings.Contains(joined, "golden steps[0].model_input[0].content") {
+		t.Errorf("failure does not point at the model input:\n%s", joined)
+	}
+}

@@ -132,14 +132,16 @@ type ToolSpec struct {
 
 // RequestSpec is one run request.
 type RequestSpec struct {
-	Name           string              `json:"name,omitempty"`
-	Budget         scenarios.Budget    `json:"budget"`
-	VisibleTools   []string            `json:"visible_tools"` // null: every tool; []: none
-	Executor       string              `json:"executor,omitempty"`
-	Synthetic      scenarios.Synthetic `json:"synthetic,omitempty"`
-	Injections     map[string][]string `json:"injections,omitempty"`
-	Language       string              `json:"language,omitempty"`
-	MeasureUnknown []string            `json:"measure_unknown,omitempty"`
+	Name         string              `json:"name,omitempty"`
+	Budget       scenarios.Budget    `json:"budget"`
+	VisibleTools []string            `json:"visible_tools"` // null: every tool; []: none
+	Executor     string              `json:"executor,omitempty"`
+	Synthetic    scenarios.Synthetic `json:"synthetic,omitempty"`
+	// Injections are in the scenario's written order, not sorted: the
+	// implementation must sort channels itself (0010.D3).
+	Injections     scenarios.Injections `json:"injections,omitempty"`
+	Language       string               `json:"language,omitempty"`
+	MeasureUnknown []string             `json:"measure_unknown,omitempty"`
 }
 
 // FaultsSpec are the faults the implementation itself must apply.

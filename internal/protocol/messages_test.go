@@ -57,3 +57,28 @@ func TestSpecRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecKeepsInjectionOrder: the run message lists injections in the
+// order the scenario writes them, so an implementation that does not sort
+// channels (0010.D3) shows it instead of inheriting the runner's order.
+func TestSpecKeepsInjectionOrder(t *testing.T) {
+	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs {
+		if sc.ID != "context.injections-sorted" {
+			continue
+		}
+		line, err := Encode(&Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const want = `"injections":[{"channel":"zeta","text":"z1"},{"channel":"alpha","text":"a1"},{"channel":"alpha","text":"a2 with\nnewline"},{"channel":"Beta","text":"B1"},{"channel":"mid","text":"m1"}]`
+		if !strings.Contains(string(line), want) {
+			t.Fatalf("run message:\n%s\nwant it to contain\n%s", line, want)
+		}
+		return
+	}
+	t.Fatal("no scenario context.injections-sorted")
+}

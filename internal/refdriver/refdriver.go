@@ -313,7 +313,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 		Tools:      visible,
 		Executor:   ex,
 		Synthetic:  run.SyntheticObservations{NotExecuted: r.Synthetic.NotExecuted, EnvError: r.Synthetic.EnvError},
-		Injections: r.Injections,
+		Injections: r.Injections.ByChannel(),
 		Language:   run.Language(r.Language),
 		Measure:    measure,
 	})
