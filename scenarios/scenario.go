@@ -149,6 +149,16 @@ func (in Injections) ByChannel() map[string][]string {
 	return out
 }
 
+// The suite's default SyntheticObservations texts (0007.D2.defaults, an
+// interpretation of this project). The runner sends them explicitly to
+// every implementation whose scenario gives none, except in the scenarios
+// that check the defaults themselves, so no other scenario depends on an
+// implementation having chosen the same default words.
+const (
+	DefaultNotExecuted = "The action was not executed."
+	DefaultEnvError    = "The environment reported an error; the action did not complete."
+)
+
 // Synthetic are the request's SyntheticObservations texts.
 type Synthetic struct {
 	NotExecuted string `yaml:"not_executed,omitempty" json:"not_executed,omitempty"`

@@ -144,6 +144,18 @@ type Resume struct {
 	TornTail     bool   `json:"torn_tail,omitempty"`
 }
 
+// CrashPointName renders a crash point the way a trajectory's
+// resume.crash_point records it: when, record type and step
+// ("after:action_intent:step1", "before:run_end"). The record's position
+// in the journal is left out: it depends on how an implementation lays
+// out its journal, which the design leaves open.
+func CrashPointName(when, record string, step int) string {
+	if step == 0 {
+		return when + ":" + record
+	}
+	return fmt.Sprintf("%s:%s:step%d", when, record, step)
+}
+
 // Marshal renders a trajectory the way goldens are stored: normalised
 // (empty lists, never null), two-space indent, no HTML escaping, trailing
 // newline. Equal trajectories marshal to equal bytes.

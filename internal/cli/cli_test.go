@@ -87,6 +87,9 @@ func TestRun_brokenImplementations(t *testing.T) {
 		{"unknown.sh", `unexpected message type "banana"`},
 		{"flood.sh", "longer than"},
 		{"exit-mid-run.sh", "closed its stdout"},
+		{"drop-key.sh", "at /trajectory/steps/0: missing property 'replayed'"},
+		{"misspelled-key.sh", "at /trajectory/steps/0/outcome: additional properties 'observation_synthetic' not allowed"},
+		{"no-phase.sh", "at /: missing property 'phase'"},
 	}
 	before := runtime.NumGoroutine()
 	for _, tc := range cases {

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
 func copyGolden(t *testing.T, dir, id string, edit func(string) string) string {
@@ -170,4 +173,38 @@ func TestVerify_implementationText(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "0 differences") {
 		t.Fatalf("diff: exit %d\n%s", code, out)
 	}
+}
+
+// TestEveryMessageMatchesTheSchema runs the whole suite over the protocol
+// and validates every message both sides sent against
+// docs/protocol.schema.json, so the schema describes what the runner sends
+// as well as what it accepts.
+func TestEveryMessageMatchesTheSchema(t *testing.T) {
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) < 80 {
+		t.Fatalf("%d transcripts", len(files))
+	}
+	n := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var entry struct {
+				From    string          `json:"from"`
+				Message json.RawMessage `json:"message"`
+			}
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Fatalf("%s:%d: %v", f, i+1, err)
+			}
+			if _, err := protocol.Decode(entry.Message); err != nil {
+				t.Errorf("%s:%d (%s): %v", filepath.Base(f), i+1, entry.From, err)
+			}
+			n++
+		}
+	}
+	t.Logf("%d messages in %d transcripts match the schema", n, len(files))
 }

@@ -301,7 +301,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 			run.ReportJournalPoints = true
 		}
 	}
-	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests)}
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err
@@ -338,7 +338,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	if out.Resume == nil {
 		return nil, errors.New("the resumed trajectory has no resume field")
 	}
-	out.Resume.CrashPoint = x.killedAt.String()
+	out.Resume.CrashPoint = trajectories.CrashPointName(x.killedAt.When, x.killedAt.Record, x.killedAt.Step)
 	return out, nil
 }
 
@@ -350,6 +350,7 @@ type exchange struct {
 	crash    *scenarios.CrashSpec
 	killedAt *Point
 	id       string // the scenario being run, which results must name
+	phases   int    // how many requests the spec has; calls' phase indexes them
 
 	mu  sync.Mutex
 	err error
@@ -367,12 +368,15 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 		if err != nil {
 			return nil, err
 		}
+		if m.Phase != nil && *m.Phase >= x.phases {
+			return nil, fmt.Errorf("%s %d names phase %d, but the spec has %d request(s); phase is the index in spec.requests", m.Type, m.Call, *m.Phase, x.phases)
+		}
 		switch m.Type {
 		case TypeModelCall:
 			ch.state = fmt.Sprintf("the next message after answering model_call %d", m.Call)
 			// A call that blocks until cancellation is answered from its own
 			// goroutine; every other call inline, which saves a hand-off.
-			if x.env.ModelBlocks(m.Phase, toAssembly(m.Input)) {
+			if x.env.ModelBlocks(*m.Phase, toAssembly(m.Input)) {
 				calls.Add(1)
 				go func() { defer calls.Done(); x.answerModel(ch, m) }()
 			} else {
@@ -454,7 +458,7 @@ func (x *exchange) failed() error {
 }
 
 func (x *exchange) answerModel(ch *child, m *Message) {
-	out, err := x.env.Complete(x.ctx, m.Phase, toAssembly(m.Input))
+	out, err := x.env.Complete(x.ctx, *m.Phase, toAssembly(m.Input))
 	if err != nil {
 		if x.ctx.Err() == nil {
 			x.fail(fmt.Errorf("model_call %d: %w", m.Call, err))
@@ -470,7 +474,7 @@ func (x *exchange) answerHandler(ch *child, m *Message) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	out, err := x.env.CallHandler(x.ctx, m.Phase, m.Tool, args)
+	out, err := x.env.CallHandler(x.ctx, *m.Phase, m.Tool, args)
 	var named *fakes.NamedError
 	var envErr *tools.ToolEnvironmentError
 	switch {
@@ -496,7 +500,7 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 	if args, ok := m.Action.Arguments.(map[string]any); ok {
 		a.Arguments, a.HasArgs = args, true
 	}
-	o, err := x.env.Execute(x.ctx, m.Phase, a)
+	o, err := x.env.Execute(x.ctx, *m.Phase, a)
 	if err != nil {
 		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
 	}

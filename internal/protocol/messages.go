@@ -11,9 +11,11 @@ package protocol
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -70,8 +72,10 @@ type Message struct {
 	Message    string                   `json:"message,omitempty"`
 
 	// calls from the implementation and their answers
-	Call      int                    `json:"call,omitempty"`
-	Phase     int                    `json:"phase,omitempty"`
+	Call int `json:"call,omitempty"`
+	// Phase is required in model_call, handler_call and execute_call: a
+	// pointer, so that phase 0 is sent and a missing phase is an error.
+	Phase     *int                   `json:"phase,omitempty"`
 	Input     []trajectories.Message `json:"input,omitempty"`
 	Output    *string                `json:"output,omitempty"`
 	Tool      string                 `json:"tool,omitempty"`
@@ -161,9 +165,17 @@ func SpecFor(sc *scenarios.Scenario) *RunSpec {
 	if s.Tools == nil {
 		s.Tools = []ToolSpec{}
 	}
+	testsDefaults := slices.Contains(sc.Decisions, "0007.D2.defaults")
 	for _, r := range sc.Runs() {
+		syn := r.Synthetic
+		if !testsDefaults {
+			// The default texts are this suite's choice, not the design's:
+			// only the scenarios about defaults may depend on them.
+			syn.NotExecuted = cmp.Or(syn.NotExecuted, scenarios.DefaultNotExecuted)
+			syn.EnvError = cmp.Or(syn.EnvError, scenarios.DefaultEnvError)
+		}
 		s.Requests = append(s.Requests, RequestSpec{Name: r.Name, Budget: r.Budget, VisibleTools: r.VisibleTools,
-			Executor: r.Executor, Synthetic: r.Synthetic, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown})
+			Executor: r.Executor, Synthetic: syn, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown})
 	}
 	return s
 }
@@ -188,10 +200,17 @@ func ScenarioFor(s *RunSpec) *scenarios.Scenario {
 	return sc
 }
 
+var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,
+	TypeHandlerCall: true, TypeHandlerResult: true, TypeExecuteCall: true, TypeExecuteResult: true, TypeJournalPoint: true,
+	TypeContinue: true, TypeCancel: true, TypeResult: true, TypeError: true}
+
 // ErrBadMessage wraps every decoding failure.
 var ErrBadMessage = errors.New("bad protocol message")
 
-// Decode parses one line. Errors say what is wrong and wrap ErrBadMessage.
+// Decode parses one line, validating it against the protocol schema (and
+// a result's trajectory against the trajectory schema) before it is
+// decoded into a Message. Errors say what is wrong, with JSON pointers,
+// and wrap ErrBadMessage.
 func Decode(line []byte) (*Message, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -202,15 +221,25 @@ func Decode(line []byte) (*Message, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
-	var m Message
-	if err := dec.Decode(&m); err != nil {
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: more than one JSON value on a line: %s", ErrBadMessage, preview(line))
 	}
-	if m.Type == "" {
+	switch t, _ := doc.(map[string]any)["type"].(string); {
+	case t == "":
 		return nil, fmt.Errorf("%w: no \"type\" field: %s", ErrBadMessage, preview(line))
+	case !knownTypes[t]:
+		return nil, fmt.Errorf("%w: unexpected message type %q (docs/protocol.md lists the types)", ErrBadMessage, t)
+	}
+	if err := check(doc); err != nil {
+		return nil, err
+	}
+	var m Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
 	return &m, nil
 }

@@ -1,7 +1,11 @@
 package protocol
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,8 +13,8 @@ import (
 )
 
 func TestDecode(t *testing.T) {
-	m, err := Decode([]byte(`{"type":"model_call","call":3,"input":[{"role":"user","content":"x"}]}`))
-	if err != nil || m.Type != TypeModelCall || m.Call != 3 || len(m.Input) != 1 {
+	m, err := Decode([]byte(`{"type":"model_call","call":3,"phase":0,"input":[{"role":"user","content":"x"}]}`))
+	if err != nil || m.Type != TypeModelCall || m.Call != 3 || len(m.Input) != 1 || m.Phase == nil || *m.Phase != 0 {
 		t.Fatalf("%+v %v", m, err)
 	}
 	for line, want := range map[string]string{
@@ -18,8 +22,13 @@ func TestDecode(t *testing.T) {
 		"hello":                     "not a JSON object",
 		`{"call":1}`:                `no "type"`,
 		`{"type":"x"} {"type":"y"}`: "more than one JSON value",
-		`{"type":"x","call":"one"}`: "cannot unmarshal",
-		`{"type":`:                  "unexpected EOF",
+		`{"type":"model_call","call":"one","phase":0,"input":[]}`:         "at /call: got string, want integer",
+		`{"type":"model_call","call":1,"input":[]}`:                       "at /: missing property 'phase'",
+		`{"type":"model_call","call":1,"phase":0,"input":[],"extra":1}`:   "additional properties 'extra' not allowed",
+		`{"type":"handler_result","call":1,"output":"a","env_error":"b"}`: "maxProperties",
+		`{"type":"banana"}`: `unexpected message type "banana"`,
+		`{"type":"result","id":"a.b","trajectory":{"format":"polyloop.trajectory/v1"}}`: "the result's trajectory does not match trajectories/trajectory.schema.json: at /trajectory: missing properties",
+		`{"type":`: "unexpected EOF",
 	} {
 		_, err := Decode([]byte(line))
 		if !errors.Is(err, ErrBadMessage) || !strings.Contains(err.Error(), want) {
@@ -81,4 +90,42 @@ func TestSpecKeepsInjectionOrder(t *testing.T) {
 		return
 	}
 	t.Fatal("no scenario context.injections-sorted")
+}
+
+// TestExamplesMatchTheSchema: every message of the transcripts in
+// docs/examples, in both directions, validates against
+// docs/protocol.schema.json (results' trajectories against the trajectory
+// schema too), so the examples a newcomer copies are well-formed.
+func TestExamplesMatchTheSchema(t *testing.T) {
+	files, err := filepath.Glob("../../docs/examples/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	types := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			var entry struct {
+				From    string          `json:"from"`
+				Message json.RawMessage `json:"message"`
+			}
+			if err := json.Unmarshal(line, &entry); err != nil {
+				t.Fatalf("%s:%d: %v", f, i+1, err)
+			}
+			m, err := Decode(entry.Message)
+			if err != nil {
+				t.Errorf("%s:%d (%s): %v", f, i+1, entry.From, err)
+				continue
+			}
+			types[m.Type] = true
+		}
+	}
+	for _, want := range []string{TypeHello, TypeRun, TypeModelCall, TypeModelResult, TypeHandlerCall, TypeHandlerResult, TypeCancel, TypeResult} {
+		if !types[want] {
+			t.Errorf("no example shows a %s message", want)
+		}
+	}
 }

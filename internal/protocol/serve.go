@@ -197,7 +197,7 @@ func (e *remoteEnv) Complete(ctx context.Context, phase int, input []assembly.Me
 	for i, m := range input {
 		msgs[i] = trajectories.Message{Role: m.Role, Content: m.Content}
 	}
-	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: phase, Input: msgs})
+	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: msgs})
 	if err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ func (e *remoteEnv) HasHandler(tool string) bool {
 }
 
 func (e *remoteEnv) CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error) {
-	a, err := e.ask(ctx, &Message{Type: TypeHandlerCall, Phase: phase, Tool: tool, Arguments: args})
+	a, err := e.ask(ctx, &Message{Type: TypeHandlerCall, Phase: &phase, Tool: tool, Arguments: args})
 	if err != nil {
 		return "", err
 	}
@@ -239,7 +239,7 @@ func (e *remoteEnv) Execute(ctx context.Context, phase int, act action.Action) (
 	if act.HasArgs {
 		view.Arguments = act.Arguments
 	}
-	a, err := e.ask(ctx, &Message{Type: TypeExecuteCall, Phase: phase, Action: view})
+	a, err := e.ask(ctx, &Message{Type: TypeExecuteCall, Phase: &phase, Action: view})
 	if err != nil {
 		return tools.ActionOutcome{}, err
 	}

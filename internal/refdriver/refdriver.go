@@ -157,7 +157,11 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	if err != nil {
 		return nil, nil, err
 	}
-	info := &trajectories.Resume{CrashPoint: point.String(), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+	when := "after"
+	if point.Before {
+		when = "before"
+	}
+	info := &trajectories.Resume{CrashPoint: trajectories.CrashPointName(when, point.Type, point.Step), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
 	return res, info, nil
 }
 
