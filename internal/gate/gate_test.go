@@ -265,3 +265,32 @@ func TestRevisit(t *testing.T) {
 		t.Errorf("revisit = %q", got)
 	}
 }
+
+// TestGate_wordingChangeNeedsNoDecision: a golden that changed only in
+// implementation text (the reference reworded its executor sentence) needs
+// no decision change; a normative change beside it still does.
+func TestGate_wordingChangeNeedsNoDecision(t *testing.T) {
+	dir := repo(t)
+	rel := GoldenDir + "/validation.unknown-tool.json"
+	edit(t, dir, rel, `"observation": "tool \"read_fiel\" does not exist"`, `"observation": "no tool is called read_fiel"`)
+	res, err := Check(context.Background(), Options{Dir: dir, Base: "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, notes := strings.Join(res.Problems, "\n"), strings.Join(res.Notes, "\n")
+	if strings.Contains(problems, "golden validation.unknown-tool changed but none of its decisions") {
+		t.Errorf("a wording change was asked for a decision:\n%s", problems)
+	}
+	if !strings.Contains(notes, "golden validation.unknown-tool changed only in implementation text") {
+		t.Errorf("no wording note:\n%s", notes)
+	}
+	// The reference still writes the old words, so the golden is stale:
+	// goldens stay byte-exact records of the reference.
+	if !strings.Contains(problems, "golden trajectories/validation.unknown-tool.json is stale") {
+		t.Errorf("stale golden not reported:\n%s", problems)
+	}
+	edit(t, dir, rel, `"status": "NOT_EXECUTED"`, `"status": "EXECUTED"`)
+	if p := gateProblems(t, Options{Dir: dir, Base: "HEAD"}); !strings.Contains(p, "golden validation.unknown-tool changed but none of its decisions") {
+		t.Errorf("a normative change passed as wording:\n%s", p)
+	}
+}
