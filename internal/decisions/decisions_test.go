@@ -67,17 +67,22 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	scs := []*scenarios.Scenario{
-		{ID: "a.one", File: "a.one.yaml", Decisions: []string{"0099.D1", "0099.D1.row", "0099.D7"}},
+		{ID: "a.one", File: "a.one.yaml", Level: "SHOULD", Decisions: []string{"0099.D1", "0099.D1.row", "0099.D7"}},
 	}
 	cov := Check(set, scs)
 	joined := strings.Join(cov.Problems, "\n")
-	for _, want := range []string{"cites 0099.D1.row, which is superseded by 0099.D2", "cites 0099.D7, which no record", "MUST decision 0099.D2 has no scenario"} {
+	for _, want := range []string{"cites 0099.D1.row, which is superseded by 0099.D2", "cites 0099.D7, which no record", "MUST decision 0099.D2 has no scenario",
+		"MUST decision 0099.D1 is cited only by SHOULD scenarios (a.one)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems lack %q:\n%s", want, joined)
 		}
 	}
 	if len(cov.Rows) != 3 || len(cov.Rows[0].Scenarios) != 1 {
 		t.Errorf("rows = %+v", cov.Rows)
+	}
+	scs[0].Level = "MUST"
+	if joined := strings.Join(Check(set, scs).Problems, "\n"); strings.Contains(joined, "only by SHOULD") {
+		t.Errorf("a MUST scenario's citation still counted as SHOULD only:\n%s", joined)
 	}
 	if _, err := Load(fstest.MapFS{"a.md": {Data: []byte(record)}, "b.md": {Data: []byte(record)}}); err == nil || !strings.Contains(err.Error(), "already defined") {
 		t.Errorf("duplicate ids: %v", err)
