@@ -23,6 +23,17 @@ type NamedError struct {
 func (e *NamedError) Error() string    { return e.Message }
 func (e *NamedError) TypeName() string { return e.Type }
 
+// Panic is a handler behaviour that fails without returning: the handler
+// does not report an error, it breaks (a Go panic, an unexpected Python
+// exception). The fake returns it as an error so the runner itself never
+// panics; whoever runs the handler in process re-panics with Err, and over
+// the protocol it is an ordinary exception of that type.
+type Panic struct {
+	Err *NamedError
+}
+
+func (p *Panic) Error() string { return "handler panicked: " + p.Err.Error() }
+
 // ErrScriptExhausted means the implementation asked the model for a step
 // the scenario does not script: usually a stop judge that did not stop.
 var ErrScriptExhausted = errors.New("the scenario scripts no model output for this step")
@@ -186,6 +197,8 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 		return "", &NamedError{Type: b.Error.Type, Message: b.Error.Message}
 	case b.EnvError != nil:
 		return "", &tools.ToolEnvironmentError{Message: *b.EnvError}
+	case b.Panic != nil:
+		return "", &Panic{Err: &NamedError{Type: b.Panic.Type, Message: b.Panic.Message}}
 	case b.Block:
 		err := e.block(ctx)
 		e.mu.Lock()

@@ -57,7 +57,10 @@ type Behaviour struct {
 	Echo     bool        `yaml:"echo,omitempty" json:"echo,omitempty"`
 	Error    *NamedError `yaml:"error,omitempty" json:"error,omitempty"`
 	EnvError *string     `yaml:"env_error,omitempty" json:"env_error,omitempty"`
-	Block    bool        `yaml:"block,omitempty" json:"block,omitempty"`
+	// Panic is a handler that breaks instead of returning an error: in Go a
+	// panic, elsewhere an unexpected exception of that type.
+	Panic *NamedError `yaml:"panic,omitempty" json:"panic,omitempty"`
+	Block bool        `yaml:"block,omitempty" json:"block,omitempty"`
 }
 
 // NamedError is an error of a named type (e.g. Python's ValueError).

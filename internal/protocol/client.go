@@ -477,9 +477,14 @@ func (x *exchange) answerHandler(ch *child, m *Message) {
 	out, err := x.env.CallHandler(x.ctx, *m.Phase, m.Tool, args)
 	var named *fakes.NamedError
 	var envErr *tools.ToolEnvironmentError
+	var broke *fakes.Panic
 	switch {
 	case err == nil:
 		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Output: &out})
+	case errors.As(err, &broke):
+		// Over the protocol a handler that breaks is an exception like any
+		// other: the implementation's language decides what "breaks" means.
+		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Error: &scenarios.NamedError{Type: broke.Err.Type, Message: broke.Err.Message}})
 	case errors.As(err, &named):
 		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Error: &scenarios.NamedError{Type: named.Type, Message: named.Message}})
 	case errors.As(err, &envErr):

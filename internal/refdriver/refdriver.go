@@ -266,7 +266,12 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 		if env.HasHandler(t.Name) {
 			name, phase := t.Name, i
 			spec.Handler = func(ctx context.Context, args map[string]any) (string, error) {
-				return env.CallHandler(ctx, phase, name, args)
+				out, err := env.CallHandler(ctx, phase, name, args)
+				var p *fakes.Panic
+				if errors.As(err, &p) {
+					panic(p.Err) // a handler that breaks, as a real Go handler would
+				}
+				return out, err
 			}
 		}
 		specs = append(specs, spec)

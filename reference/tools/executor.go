@@ -63,7 +63,7 @@ func (e *RegistryExecutor) Dispatch(ctx context.Context, a action.Action) (Actio
 		return e.ExecuteReport(ctx, a)
 	}
 	rep.HandlerCalled = true
-	text, err := spec.Handler(ctx, a.Arguments)
+	text, err := callHandler(ctx, spec.Handler, a.Arguments)
 	if err == nil {
 		return ActionOutcome{Status: StatusExecuted, Observation: text}, rep, nil // 0008.D4.normal-return
 	}
@@ -79,6 +79,42 @@ func (e *RegistryExecutor) Dispatch(ctx context.Context, a action.Action) (Actio
 	rep.ErrorType = ErrorTypeName(err)
 	// 0008.D4.handler-error: type and message only, no stack, no arguments.
 	return ActionOutcome{Status: StatusExecuted, Observation: fmt.Sprintf("%s: %s", rep.ErrorType, err.Error())}, rep, nil
+}
+
+// callHandler runs a handler. A panic is 「别的异常」 (another exception) of
+// 0008.D4.handler-error: it is recovered into a *PanicError, so the step
+// is EXECUTED with the panic's type and text and no stack, and the run
+// goes on instead of the process dying.
+func callHandler(ctx context.Context, h ToolHandler, args map[string]any) (text string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			text, err = "", &PanicError{Value: r}
+		}
+	}()
+	return h(ctx, args)
+}
+
+// PanicError is a recovered handler panic. It does not unwrap: a panic is
+// neither a cancellation nor an environment error, whatever value it
+// carried.
+type PanicError struct {
+	Value any
+}
+
+func (e *PanicError) Error() string {
+	if err, ok := e.Value.(error); ok {
+		return err.Error()
+	}
+	return fmt.Sprint(e.Value)
+}
+
+// TypeName is the panic value's type name ("panic" for a value that is not
+// an error, such as a string).
+func (e *PanicError) TypeName() string {
+	if err, ok := e.Value.(error); ok {
+		return ErrorTypeName(err)
+	}
+	return "panic"
 }
 
 // NamedError is an error that knows the type name to report; fakes use it to

@@ -310,8 +310,11 @@ func (r *ToolRegistry) Executor() (*RegistryExecutor, error) {
 	return &RegistryExecutor{registry: r}, nil
 }
 
-// SameTools reports whether two registries hold the same specs under the
-// same names; a narrowed registry built twice from one parent is the same.
+// SameTools reports whether two registries hold the same registered specs
+// (by identity) under the same names, as 0006.D3.same defines it: a
+// registry narrowed twice from one parent to the same names is the same,
+// one rebuilt from copies of the specs is not (a handler cannot be
+// compared by content).
 func (r *ToolRegistry) SameTools(o *ToolRegistry) bool {
 	if r == nil || o == nil || len(r.specs) != len(o.specs) {
 		return r == o

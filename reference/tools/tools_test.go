@@ -69,6 +69,22 @@ func TestExecuteTable_0008_D4(t *testing.T) {
 			called: true,
 		},
 		{
+			id:      "0008.D4.handler-error/panic-with-a-string",
+			handler: func(context.Context, map[string]any) (string, error) { panic("boom") },
+			act:     call("count", map[string]any{"n": 1}),
+			want:    tools.ActionOutcome{Status: tools.StatusExecuted, Observation: "panic: boom"},
+			called:  true,
+		},
+		{
+			id: "0008.D4.handler-error/panic-with-an-environment-error",
+			handler: func(context.Context, map[string]any) (string, error) {
+				panic(&tools.ToolEnvironmentError{Message: "disk gone"})
+			},
+			act:    call("count", map[string]any{"n": 1}),
+			want:   tools.ActionOutcome{Status: tools.StatusExecuted, Observation: "ToolEnvironmentError: disk gone"},
+			called: true,
+		},
+		{
 			id: "0008.D4.env-error/wrapped",
 			handler: func(context.Context, map[string]any) (string, error) {
 				return "", fmt.Errorf("ctx: %w", &tools.ToolEnvironmentError{Message: "disk gone"})
