@@ -220,20 +220,13 @@ func (e *Env) Handler(phase int, tool string) tools.ToolHandler {
 	}
 }
 
-// Execute answers the scripted project executor of a phase.
+// Execute answers the scripted project executor of a phase. An outcome
+// without a completion signal reads as "not complete" (0004 档 G).
 func (e *Env) Execute(ctx context.Context, phase int, _ action.Action) (tools.ActionOutcome, error) {
-	if err := ctx.Err(); err != nil {
+	s, err := e.Scripted(ctx, phase)
+	if err != nil {
 		return tools.ActionOutcome{}, err
 	}
-	script := e.sc.Runs()[phase].ProjectExecutor
-	if len(script) == 0 {
-		return tools.ActionOutcome{}, fmt.Errorf("fakes: phase %d has no project_executor script", phase)
-	}
-	e.mu.Lock()
-	n := e.perExecutor[phase]
-	e.perExecutor[phase]++
-	e.mu.Unlock()
-	s := script[min(n, len(script)-1)]
 	return tools.ActionOutcome{
 		Status:                    tools.Status(s.Status),
 		Observation:               s.Observation,
@@ -241,6 +234,24 @@ func (e *Env) Execute(ctx context.Context, phase int, _ action.Action) (tools.Ac
 		EnvReportedCompletion:     s.EnvReportedCompletion,
 		ObservationTruncatedChars: s.ObservationTruncatedChars,
 	}, nil
+}
+
+// Scripted returns the project executor's next scripted outcome for a
+// phase, as the scenario writes it (with NoCompletionSignal, which the
+// protocol sends as null).
+func (e *Env) Scripted(ctx context.Context, phase int) (scenarios.ScriptedOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return scenarios.ScriptedOutcome{}, err
+	}
+	script := e.sc.Runs()[phase].ProjectExecutor
+	if len(script) == 0 {
+		return scenarios.ScriptedOutcome{}, fmt.Errorf("fakes: phase %d has no project_executor script", phase)
+	}
+	e.mu.Lock()
+	n := e.perExecutor[phase]
+	e.perExecutor[phase]++
+	e.mu.Unlock()
+	return script[min(n, len(script)-1)], nil
 }
 
 // ExecutorFunc adapts a phase's project executor to the kernel's seam.

@@ -175,6 +175,11 @@ type ScriptedOutcome struct {
 	ObservationIsSynthetic    bool   `yaml:"observation_is_synthetic,omitempty" json:"observation_is_synthetic,omitempty"`
 	EnvReportedCompletion     bool   `yaml:"env_reported_completion,omitempty" json:"env_reported_completion,omitempty"`
 	ObservationTruncatedChars int    `yaml:"observation_truncated_chars,omitempty" json:"observation_truncated_chars,omitempty"`
+	// NoCompletionSignal is an environment that cannot tell whether the
+	// goal is reached (GovDoc's executor; 0004 档 G): over the protocol the
+	// outcome's env_reported_completion is null, which means "not complete",
+	// never an environment error.
+	NoCompletionSignal bool `yaml:"no_completion_signal,omitempty" json:"no_completion_signal,omitempty"`
 }
 
 // ModelTurn is the model's scripted output for one step: text, or a call

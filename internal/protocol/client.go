@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
-	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -501,16 +500,17 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 	if m.Action == nil {
 		return errors.New("execute_call without action")
 	}
-	a := action.Action{Kind: action.Kind(m.Action.Kind), Tool: m.Action.Tool, Code: m.Action.Code}
-	if args, ok := m.Action.Arguments.(map[string]any); ok {
-		a.Arguments, a.HasArgs = args, true
-	}
-	o, err := x.env.Execute(x.ctx, *m.Phase, a)
+	// The scripted executor answers by call order, whatever the action.
+	s, err := x.env.Scripted(x.ctx, *m.Phase)
 	if err != nil {
 		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
 	}
-	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: &trajectories.Outcome{Status: string(o.Status), Observation: o.Observation,
-		ObservationIsSynthetic: o.ObservationIsSynthetic, EnvReportedCompletion: o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}})
+	o := &Outcome{Status: s.Status, Observation: s.Observation, ObservationIsSynthetic: s.ObservationIsSynthetic,
+		ObservationTruncatedChars: s.ObservationTruncatedChars}
+	if !s.NoCompletionSignal {
+		o.EnvReportedCompletion = &s.EnvReportedCompletion
+	}
+	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: o})
 }
 
 // transcript collects one scenario's exchange for --transcripts.

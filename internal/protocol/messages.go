@@ -81,7 +81,7 @@ type Message struct {
 	Tool      string                 `json:"tool,omitempty"`
 	Arguments map[string]any         `json:"arguments,omitempty"`
 	Action    *ActionView            `json:"action,omitempty"`
-	Outcome   *trajectories.Outcome  `json:"outcome,omitempty"`
+	Outcome   *Outcome               `json:"outcome,omitempty"`
 	Error     *scenarios.NamedError  `json:"error,omitempty"`
 	EnvError  *string                `json:"env_error,omitempty"`
 	Point     *Point                 `json:"point,omitempty"`
@@ -93,6 +93,17 @@ type ActionView struct {
 	Tool      string `json:"tool,omitempty"`
 	Arguments any    `json:"arguments,omitempty"`
 	Code      string `json:"code,omitempty"`
+}
+
+// Outcome is the ActionOutcome an execute_result hands to the project
+// executor. Unlike a trajectory's, its env_reported_completion may be null:
+// an environment that cannot tell (0004 档 G), which means "not complete".
+type Outcome struct {
+	Status                    string `json:"status"`
+	Observation               string `json:"observation"`
+	ObservationIsSynthetic    bool   `json:"observation_is_synthetic"`
+	EnvReportedCompletion     *bool  `json:"env_reported_completion"`
+	ObservationTruncatedChars int    `json:"observation_truncated_chars"`
 }
 
 // Point is a journal write point.

@@ -247,8 +247,10 @@ func (e *remoteEnv) Execute(ctx context.Context, phase int, act action.Action) (
 		return tools.ActionOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
 	}
 	o := a.Outcome
+	// A null completion signal is "not complete" (0004 档 G): in Go, the
+	// zero value.
 	return tools.ActionOutcome{Status: tools.Status(o.Status), Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
-		EnvReportedCompletion: o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
+		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
 }
 
 func (e *remoteEnv) journalPoint(p journal.Point) error {
