@@ -144,7 +144,7 @@ func TestRun_wrongFieldNamesPathAndDecision(t *testing.T) {
 	if code != ExitFail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	want := "end.reason: want goal_reached_by_tool, got goal_reached_by_environment (0004.D3, 0006.D5, 0008.D4.constants)"
+	want := "end.reason: want goal_reached_by_tool, got goal_reached_by_environment (0004.D3, 0006.D5, 0008.D4.constants, 0008.D3)"
 	if !strings.Contains(out, want) {
 		t.Errorf("report lacks %q:\n%s", want, out)
 	}
@@ -164,7 +164,7 @@ func TestRun_wrongFieldNamesPathAndDecision(t *testing.T) {
 	}
 	found := false
 	for _, d := range rep.Scenarios[0].Details {
-		if d.Source == "expect" && d.Path == "end.reason" && d.Want == "goal_reached_by_tool" && d.Got == "goal_reached_by_environment" && len(d.Decisions) == 3 {
+		if d.Source == "expect" && d.Path == "end.reason" && d.Want == "goal_reached_by_tool" && d.Got == "goal_reached_by_environment" && len(d.Decisions) == 4 {
 			found = true
 		}
 	}
