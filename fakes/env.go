@@ -51,7 +51,38 @@ type Env struct {
 	perExecutor  map[int]int
 	blocked      int
 	lastStep     int // the step of the latest model call, for faults.cancel
+	// cancelled and failed record that faults.cancel and
+	// faults.model_failure have fired: each fires once, so the next lease
+	// holder's resumed run gets the scripted behaviour.
+	cancelled, failed bool
+	modelReleased     int
 }
+
+// Blocked is what a fake that blocked until cancelled returns once its
+// call was cancelled. It wraps the context's error. Whoever sees the call
+// released calls Release: in process, the kernel's cancellation reached the
+// fake, which is the release; over the protocol, the implementation
+// acknowledged the cancelled call with a released message. A call nobody
+// releases stays unreleased in the trajectory.
+type Blocked struct {
+	err     error
+	release func()
+}
+
+func (b *Blocked) Error() string { return b.err.Error() }
+
+// Unwrap returns the context's error.
+func (b *Blocked) Unwrap() error { return b.err }
+
+// Release records that the cancelled call was released.
+func (b *Blocked) Release() { b.release() }
+
+// ModelFailure is a model call that failed (faults.model_failure).
+type ModelFailure struct {
+	Message string
+}
+
+func (f *ModelFailure) Error() string { return f.Message }
 
 // New returns an Env for sc. onBlock is called when a fake starts blocking
 // until cancelled; the runner answers it by cancelling the run.
@@ -103,26 +134,51 @@ func (e *Env) Complete(ctx context.Context, phase int, input []assembly.Message)
 	}
 	e.mu.Lock()
 	e.lastStep = step
+	fail := e.sc.Faults.ModelFailure
+	failNow := fail != nil && fail.Step == step && !e.failed
+	e.failed = e.failed || failNow
 	e.mu.Unlock()
-	if e.cancelAt(step, "model_call") || script[step-1].Block {
-		return "", e.block(ctx)
+	if failNow {
+		return "", &ModelFailure{Message: fail.Message}
+	}
+	if e.takeCancel(step, "model_call") || script[step-1].Block {
+		return "", e.block(ctx, func() {
+			e.mu.Lock()
+			e.modelReleased++
+			e.mu.Unlock()
+		})
 	}
 	return script[step-1].Output, nil
 }
 
-// cancelAt reports whether faults.cancel names this step and call.
+// cancelAt reports whether faults.cancel names this step and call and has
+// not fired yet.
 func (e *Env) cancelAt(step int, during string) bool {
 	c := e.sc.Faults.Cancel
-	return c != nil && c.Step == step && c.During == during
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c != nil && c.Step == step && c.During == during && !e.cancelled
 }
 
-func (e *Env) block(ctx context.Context) error {
+// takeCancel is cancelAt that fires the fault.
+func (e *Env) takeCancel(step int, during string) bool {
+	if !e.cancelAt(step, during) {
+		return false
+	}
+	e.mu.Lock()
+	e.cancelled = true
+	e.mu.Unlock()
+	return true
+}
+
+func (e *Env) block(ctx context.Context, release func()) error {
 	e.mu.Lock()
 	e.blocked++
 	e.mu.Unlock()
 	e.onBlock()
 	<-ctx.Done()
-	return ctx.Err()
+	var once sync.Once
+	return &Blocked{err: ctx.Err(), release: func() { once.Do(release) }}
 }
 
 // Model returns the phase's fake model in the kernel's shape.
@@ -185,7 +241,7 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
-	if e.cancelAt(step, "tool_call") {
+	if e.takeCancel(step, "tool_call") {
 		b = scenarios.Behaviour{Block: true}
 	}
 	switch {
@@ -200,11 +256,11 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	case b.Panic != nil:
 		return "", &Panic{Err: &NamedError{Type: b.Panic.Type, Message: b.Panic.Message}}
 	case b.Block:
-		err := e.block(ctx)
-		e.mu.Lock()
-		e.handlerCalls[idx].Released = true
-		e.mu.Unlock()
-		return "", err
+		return "", e.block(ctx, func() {
+			e.mu.Lock()
+			e.handlerCalls[idx].Released = true
+			e.mu.Unlock()
+		})
 	}
 	return "", fmt.Errorf("fakes: tool %q has an empty behaviour", tool)
 }
@@ -290,6 +346,8 @@ type Record struct {
 	ModelInputs  [][]assembly.Message
 	HandlerCalls []trajectories.HandlerCall
 	Blocked      int
+	// ModelCallsReleased counts blocked model calls that were released.
+	ModelCallsReleased int
 }
 
 // Snapshot returns what happened so far.
@@ -297,10 +355,11 @@ func (e *Env) Snapshot() Record {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return Record{
-		ModelCalls:   e.modelCalls,
-		ModelInputs:  append([][]assembly.Message(nil), e.inputs...),
-		HandlerCalls: append([]trajectories.HandlerCall(nil), e.handlerCalls...),
-		Blocked:      e.blocked,
+		ModelCalls:         e.modelCalls,
+		ModelInputs:        append([][]assembly.Message(nil), e.inputs...),
+		HandlerCalls:       append([]trajectories.HandlerCall(nil), e.handlerCalls...),
+		Blocked:            e.blocked,
+		ModelCallsReleased: e.modelReleased,
 	}
 }
 

@@ -70,8 +70,18 @@ func TestBlockUntilCancelledAndRelease(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || blocked != 1 {
 		t.Fatalf("err %v, blocked %d", err, blocked)
 	}
+	// Whoever sees the call released says so; until then it is not.
+	if calls := e.Snapshot().HandlerCalls; calls[0].Released {
+		t.Error("the fake marked its own call released")
+	}
+	var b *Blocked
+	if !errors.As(err, &b) {
+		t.Fatalf("err %T, want *Blocked", err)
+	}
+	b.Release()
+	b.Release()
 	if calls := e.Snapshot().HandlerCalls; !calls[0].Released {
-		t.Error("the blocked handler was not marked released")
+		t.Error("the released handler was not marked released")
 	}
 }
 

@@ -154,8 +154,9 @@ func shapeProblems(name string, doc any, lines map[string]int) []Problem {
 		_, a := exp["assembly_error"]
 		_, e := exp["end"]
 		_, r := exp["run_error"]
-		if !a && !e && !r {
-			out = append(out, Problem{File: name, Line: lines["/expect"], Msg: "expect must say how the run ends: add end, assembly_error or run_error"})
+		_, i := exp["interrupted"]
+		if !a && !e && !r && !i {
+			out = append(out, Problem{File: name, Line: lines["/expect"], Msg: "expect must say how the run ends: add end, assembly_error, run_error or interrupted"})
 		}
 	}
 	return out
@@ -322,6 +323,18 @@ func check(sc *Scenario) error {
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {
 		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
 	}
+	if sc.Faults.Resume && sc.Faults.Cancel == nil && sc.Faults.ModelFailure == nil && !blocks(sc) {
+		add("/faults/resume", "resume follows a run that stopped without an end: add a cancel or model_failure fault, or a blocking model turn or handler")
+	}
+	if sc.Faults.Resume && sc.Faults.Crash != nil {
+		add("/faults/resume", "a crash is always resumed; resume is for runs that stopped without an end")
+	}
+	if sc.Faults.Resume && sc.Request == nil {
+		add("/faults/resume", "resume applies to single-request scenarios only")
+	}
+	if sc.Expect.Interrupted != nil && sc.Expect.End != nil {
+		add("/expect", "expect both an interruption and an end; a cancelled run has no end")
+	}
 	if sc.Expect.AssemblyError != nil && sc.Expect.End != nil {
 		add("/expect", "expect both an assembly error and an end; a refused run has no end")
 	}
@@ -332,6 +345,25 @@ func check(sc *Scenario) error {
 		return &LoadError{Problems: probs}
 	}
 	return nil
+}
+
+// blocks reports whether some model turn or handler blocks until cancelled.
+func blocks(sc *Scenario) bool {
+	for _, t := range sc.Tools {
+		for _, b := range t.Handler {
+			if b.Block {
+				return true
+			}
+		}
+	}
+	for _, r := range sc.Runs() {
+		for _, m := range r.Model {
+			if m.Block {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type pin struct{ ptr, msg string }

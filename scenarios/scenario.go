@@ -197,11 +197,23 @@ type Faults struct {
 	// Cancel cancels the run at one step, during its model call or its
 	// tool call (the same as a {block: true} model turn or handler).
 	Cancel *CancelSpec `yaml:"cancel,omitempty" json:"cancel,omitempty"`
+	// ModelFailure makes one step's model call fail once.
+	ModelFailure *ModelFailure `yaml:"model_failure,omitempty" json:"model_failure,omitempty"`
+	// Resume has the next lease holder resume the journal of a run that
+	// stopped without an end, in a new process.
+	Resume bool `yaml:"resume,omitempty" json:"resume,omitempty"`
 	// JournalError makes one journal write fail with an errno.
 	JournalError *JournalError `yaml:"journal_error,omitempty" json:"journal_error,omitempty"`
 }
 
 // CancelSpec names the step and the call during which the run is cancelled.
+// ModelFailure is a model call that fails once, as a gateway error would.
+type ModelFailure struct {
+	Step    int    `yaml:"step" json:"step"`
+	Message string `yaml:"message" json:"message"`
+}
+
+// CancelSpec is a cancellation at one step.
 type CancelSpec struct {
 	Step   int    `yaml:"step" json:"step"`
 	During string `yaml:"during" json:"during"` // model_call or tool_call
@@ -225,6 +237,7 @@ type CrashSpec struct {
 type Expect struct {
 	AssemblyError     *ExpectAssembly    `yaml:"assembly_error,omitempty" json:"assembly_error,omitempty"`
 	RunError          string             `yaml:"run_error,omitempty" json:"run_error,omitempty"`
+	Interrupted       *ExpectInterrupted `yaml:"interrupted,omitempty" json:"interrupted,omitempty"`
 	End               *ExpectEnd         `yaml:"end,omitempty" json:"end,omitempty"`
 	Steps             *int               `yaml:"steps,omitempty" json:"steps,omitempty"`
 	Step              []ExpectStep       `yaml:"step,omitempty" json:"step,omitempty"`
@@ -241,6 +254,13 @@ type Expect struct {
 type ExpectAssembly struct {
 	Kind  string   `yaml:"kind" json:"kind"`
 	Tools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
+}
+
+// ExpectInterrupted expects the run to stop cancelled, without an end.
+type ExpectInterrupted struct {
+	Step   int    `yaml:"step" json:"step"`
+	During string `yaml:"during" json:"during"`
+	Tool   string `yaml:"tool,omitempty" json:"tool,omitempty"`
 }
 
 // ExpectEnd expects how the run ends.

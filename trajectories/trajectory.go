@@ -17,24 +17,35 @@ const Format = "polyloop.trajectory/v1"
 
 // Trajectory is one scenario's recorded run. Field names are the spec's.
 type Trajectory struct {
-	Format            string         `json:"format"`
-	Scenario          string         `json:"scenario"`
-	AssemblyError     *AssemblyError `json:"assembly_error"`
-	Steps             []Step         `json:"steps"`
-	HandlerCalls      []HandlerCall  `json:"handler_calls"`
-	ModelCalls        int            `json:"model_calls"`
-	Events            []Event        `json:"events"`
-	EventSinkFailures int            `json:"event_sink_failures"`
-	End               *End           `json:"end"`
-	Phases            []PhaseEnd     `json:"phases,omitempty"`
-	RunError          *RunError      `json:"run_error,omitempty"`
-	Resume            *Resume        `json:"resume,omitempty"`
+	Format        string         `json:"format"`
+	Scenario      string         `json:"scenario"`
+	AssemblyError *AssemblyError `json:"assembly_error"`
+	Steps         []Step         `json:"steps"`
+	HandlerCalls  []HandlerCall  `json:"handler_calls"`
+	ModelCalls    int            `json:"model_calls"`
+	// ModelCallsReleased counts cancelled model calls that were released;
+	// the runner fills it.
+	ModelCallsReleased int          `json:"model_calls_released,omitempty"`
+	Events             []Event      `json:"events"`
+	EventSinkFailures  int          `json:"event_sink_failures"`
+	End                *End         `json:"end"`
+	Phases             []PhaseEnd   `json:"phases,omitempty"`
+	RunError           *RunError    `json:"run_error,omitempty"`
+	Interrupted        *Interrupted `json:"interrupted,omitempty"`
+	Resume             *Resume      `json:"resume,omitempty"`
 }
 
 // RunError is an error the run stopped with instead of an end.
 type RunError struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
+}
+
+// Interrupted is a run that was cancelled: it stopped without an end.
+type Interrupted struct {
+	Step   int    `json:"step"`
+	During string `json:"during"`
+	Tool   string `json:"tool,omitempty"`
 }
 
 // AssemblyError is a run that was refused before any model call.
@@ -138,7 +149,7 @@ type PhaseEnd struct {
 
 // Resume describes a crash-and-resume scenario's recovery.
 type Resume struct {
-	CrashPoint   string `json:"crash_point"`
+	CrashPoint   string `json:"crash_point,omitempty"`
 	From         string `json:"from"`
 	ReplayedStep int    `json:"replayed_step,omitempty"`
 	TornTail     bool   `json:"torn_tail,omitempty"`

@@ -264,3 +264,23 @@ func TestRun_unclaimedCapabilitiesAreSkipped(t *testing.T) {
 		t.Errorf("nothing was skipped:\n%s", out)
 	}
 }
+
+// TestRun_cancelledCallsMustBeReleased: an implementation that does not
+// acknowledge the calls a cancellation abandoned fails the release checks
+// (0004.D4.release), in the model-call and the tool-call scenario alike.
+func TestRun_cancelledCallsMustBeReleased(t *testing.T) {
+	selfImpl(t)
+	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/keeps-waiting.sh", "--run", "cancel.implementation-keeps-waiting,cancel.during-tool-call")
+	if code != ExitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"expect: model_calls_released: want 1, got (absent) (0004.D4, 0004.D4.release)",
+		"expect: handler_calls[0].released: want true, got (absent)",
+		"0 passed, 2 failed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

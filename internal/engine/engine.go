@@ -156,6 +156,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	snap := env.Snapshot()
 	tr.HandlerCalls = snap.HandlerCalls
 	tr.ModelCalls = snap.ModelCalls
+	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
 	res.Details = s.Judge(sc, tr)
 	for _, p := range res.Details {

@@ -39,8 +39,8 @@ func TestJudge(t *testing.T) {
 		{"matching golden", golden, nil},
 		{"golden with one field changed", []byte(strings.Replace(string(golden), `"observation": "search backend returned 503"`, `"observation": "search backend returned 500"`, 1)),
 			[]string{`golden: steps[0].outcome.observation: want "search backend returned 500", got "search backend returned 503" (0008.D4.env-error, 0004.D2, 0007.D2)`}},
-		{"golden contradicting expect", replaceLast(golden, `"reason": "environment_error"`, `"reason": "cancelled"`),
-			[]string{"golden contradicts expect (a bug in the golden, not a new truth): end.reason: want environment_error, got cancelled"}},
+		{"golden contradicting expect", replaceLast(golden, `"reason": "environment_error"`, `"reason": "total_budget_exhausted"`),
+			[]string{"golden contradicts expect (a bug in the golden, not a new truth): end.reason: want environment_error, got total_budget_exhausted"}},
 		{"unreadable golden", []byte(`{"format": "nope"}`), []string{"golden: trajectories/outcome.env-error.json: not a valid polyloop.trajectory/v1 trajectory"}},
 	}
 	for _, tc := range cases {

@@ -81,6 +81,14 @@ func Check(sc *scenarios.Scenario, doc any) []Failure {
 		c.value("run_error.kind", e.RunError)
 		c.value("end", nil)
 	}
+	if i := e.Interrupted; i != nil {
+		c.value("interrupted.step", i.Step)
+		c.value("interrupted.during", i.During)
+		if i.Tool != "" {
+			c.value("interrupted.tool", i.Tool)
+		}
+		c.value("end", nil)
+	}
 	if e.End != nil {
 		c.value("end.reason", e.End.Reason)
 		optional(c, "end.effective_steps", e.End.EffectiveSteps)

@@ -11,7 +11,7 @@ import (
 )
 
 func traj(steps int) *trajectories.Trajectory {
-	t := &trajectories.Trajectory{Format: trajectories.Format, Scenario: "a.b", End: &trajectories.End{Reason: "cancelled"}}
+	t := &trajectories.Trajectory{Format: trajectories.Format, Scenario: "a.b", End: &trajectories.End{Reason: "total_budget_exhausted"}}
 	for i := 1; i <= steps; i++ {
 		t.Steps = append(t.Steps, trajectories.Step{Index: i, ModelInput: []trajectories.Message{}, Action: trajectories.Action{Kind: "none", Repairs: []string{}},
 			Outcome: trajectories.Outcome{Status: "NOT_EXECUTED"}})

@@ -287,7 +287,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	}
 	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
 	var crash *scenarios.CrashSpec
-	if sc.Faults.Crash != nil || sc.Faults.JournalError != nil {
+	if sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
 		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
 		if err != nil {
 			c.put(ch)
@@ -300,7 +300,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 			run.ReportJournalPoints = true
 		}
 	}
-	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests)}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}}
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err
@@ -315,9 +315,15 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 		if crash != nil {
 			return nil, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
 		}
-		return out, nil
+		if !sc.Faults.Resume {
+			return out, nil
+		}
+		if out.End != nil {
+			return nil, fmt.Errorf("the run ended (%s) instead of stopping without an end, so the next holder has nothing to resume", out.End.Reason)
+		}
 	}
-	// The first process is dead; a new one resumes the journal.
+	// The first process is dead, or its run stopped without an end: a new
+	// process resumes the journal, as the next holder of the run would.
 	ch, err = c.spawn(wait, tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
@@ -337,7 +343,9 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	if out.Resume == nil {
 		return nil, errors.New("the resumed trajectory has no resume field")
 	}
-	out.Resume.CrashPoint = trajectories.CrashPointName(x.killedAt.When, x.killedAt.Record, x.killedAt.Step)
+	if x.killedAt != nil {
+		out.Resume.CrashPoint = trajectories.CrashPointName(x.killedAt.When, x.killedAt.Record, x.killedAt.Step)
+	}
 	return out, nil
 }
 
@@ -350,6 +358,9 @@ type exchange struct {
 	killedAt *Point
 	id       string // the scenario being run, which results must name
 	phases   int    // how many requests the spec has; calls' phase indexes them
+	// cancelled holds the calls the runner cancelled, until the
+	// implementation acknowledges them with released.
+	cancelled map[int]*fakes.Blocked
 
 	mu  sync.Mutex
 	err error
@@ -394,6 +405,15 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			if err := x.answerExecute(ch, m); err != nil {
 				return nil, err
 			}
+		case TypeReleased:
+			x.mu.Lock()
+			b, ok := x.cancelled[m.Call]
+			delete(x.cancelled, m.Call)
+			x.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("released names call %d, which the runner did not cancel (or was already released)", m.Call)
+			}
+			b.Release()
 		case TypeJournalPoint:
 			if m.Point == nil {
 				return nil, errors.New("journal_point without point")
@@ -456,9 +476,28 @@ func (x *exchange) failed() error {
 	return x.err
 }
 
+// cancel tells the implementation that the call is cancelled and waits,
+// until the result, for its released acknowledgement.
+func (x *exchange) cancel(ch *child, call int, b *fakes.Blocked) {
+	x.mu.Lock()
+	x.cancelled[call] = b
+	x.mu.Unlock()
+	ch.send(&Message{Type: TypeCancel, Call: call})
+}
+
 func (x *exchange) answerModel(ch *child, m *Message) {
 	out, err := x.env.Complete(x.ctx, *m.Phase, toAssembly(m.Input))
-	if err != nil {
+	var failed *fakes.ModelFailure
+	var b *fakes.Blocked
+	switch {
+	case err == nil:
+	case errors.As(err, &failed):
+		ch.send(&Message{Type: TypeModelResult, Call: m.Call, Error: &scenarios.NamedError{Type: "ModelCallError", Message: failed.Message}})
+		return
+	case errors.As(err, &b):
+		x.cancel(ch, m.Call, b)
+		return
+	default:
 		if x.ctx.Err() == nil {
 			x.fail(fmt.Errorf("model_call %d: %w", m.Call, err))
 		}
@@ -477,7 +516,10 @@ func (x *exchange) answerHandler(ch *child, m *Message) {
 	var named *fakes.NamedError
 	var envErr *tools.ToolEnvironmentError
 	var broke *fakes.Panic
+	var b *fakes.Blocked
 	switch {
+	case errors.As(err, &b):
+		x.cancel(ch, m.Call, b)
 	case err == nil:
 		ch.send(&Message{Type: TypeHandlerResult, Call: m.Call, Output: &out})
 	case errors.As(err, &broke):

@@ -41,6 +41,7 @@ const (
 	TypeJournalPoint  = "journal_point"
 	TypeContinue      = "continue"
 	TypeCancel        = "cancel"
+	TypeReleased      = "released"
 	TypeResult        = "result"
 	TypeError         = "error"
 )
@@ -213,7 +214,7 @@ func ScenarioFor(s *RunSpec) *scenarios.Scenario {
 
 var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,
 	TypeHandlerCall: true, TypeHandlerResult: true, TypeExecuteCall: true, TypeExecuteResult: true, TypeJournalPoint: true,
-	TypeContinue: true, TypeCancel: true, TypeResult: true, TypeError: true}
+	TypeContinue: true, TypeCancel: true, TypeReleased: true, TypeResult: true, TypeError: true}
 
 // ErrBadMessage wraps every decoding failure.
 var ErrBadMessage = errors.New("bad protocol message")

@@ -138,6 +138,9 @@ func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
 		s.mu.Lock()
 		delete(s.pending, m.Call)
 		s.mu.Unlock()
+		// The call is abandoned: say so, as the protocol asks of every
+		// implementation (0004.D4.release).
+		s.send(&Message{Type: TypeReleased, Call: m.Call})
 		return nil, ctx.Err()
 	}
 }
@@ -159,6 +162,10 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true)
 	case m.ReportJournalPoints:
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false)
+	case m.JournalDir != "" && m.Spec.Faults.JournalError == nil:
+		// A journal without a crash: the run may stop without an end, for
+		// the next process to resume.
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, false)
 	default:
 		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas})
 	}
@@ -171,6 +178,15 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 	}
 	s.send(&Message{Type: TypeResult, ID: m.ID, Trajectory: tr})
 }
+
+// ModelError is a model call that failed, as the runner's model_result
+// said; the kernel stops without calling the model again (0003.D3).
+type ModelError struct {
+	Type    string
+	Message string
+}
+
+func (e *ModelError) Error() string { return e.Type + ": " + e.Message }
 
 // remoteEnv answers the reference kernel's calls by asking the runner.
 type remoteEnv struct {
@@ -185,8 +201,12 @@ func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
 		return nil, err
 	}
 	if a.Type == TypeCancel {
-		// The runner cancelled the run: cancel it here, as lease loss would.
+		// The runner cancelled the run: cancel it here, as lease loss
+		// would, and acknowledge that this call is abandoned.
 		e.cancel()
+		if err := e.s.send(&Message{Type: TypeReleased, Call: a.Call}); err != nil {
+			return nil, err
+		}
 		return nil, context.Canceled
 	}
 	return a, nil
@@ -201,7 +221,10 @@ func (e *remoteEnv) Complete(ctx context.Context, phase int, input []assembly.Me
 	if err != nil {
 		return "", err
 	}
-	if a.Type != TypeModelResult || a.Output == nil {
+	switch {
+	case a.Type == TypeModelResult && a.Error != nil:
+		return "", &ModelError{Type: a.Error.Type, Message: a.Error.Message}
+	case a.Type != TypeModelResult || a.Output == nil:
 		return "", fmt.Errorf("runner answered model_call with %q and no output", a.Type)
 	}
 	return *a.Output, nil

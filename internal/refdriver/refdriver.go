@@ -77,21 +77,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, req, opts, &rec)
 		case sc.Faults.JournalError != nil:
 			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
+		case sc.Faults.Resume:
+			res, tr.Resume, err = stopAndResume(ctx, sc, def, env, o, req, opts, &rec)
 		default:
 			res, err = run.Run(ctx, req, opts)
 		}
-		var we *journal.WriteError
-		if errors.As(err, &we) {
-			// The path is volatile; the rest of the error is what conformance checks.
-			tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
-			appendResult(tr, r.Name, multi(sc), &run.Result{}, rec.Events())
-			tr.End = nil
-			return tr, nil
+		ended, err := settle(tr, r.Name, multi(sc), res, err, rec.Events())
+		if err != nil || !ended {
+			return tr, err
 		}
-		if err != nil {
-			return nil, err
-		}
-		appendResult(tr, r.Name, multi(sc), res, rec.Events())
 		if multi(sc) {
 			tr.Phases = append(tr.Phases, trajectories.PhaseEnd{Name: r.Name, End: *tr.End})
 		}
@@ -99,10 +93,99 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 	return tr, nil
 }
 
+// settle records a run's outcome in tr: its steps and events, and its end,
+// or how it stopped without one (a journal write error, a failed model
+// call, a cancellation). ended is false when the run did not end, so no
+// later phase may start; err is an error of the driver, not of the run.
+func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Result, err error, evs []events.Event) (ended bool, _ error) {
+	var we *journal.WriteError
+	var in *run.Interrupted
+	switch {
+	case errors.As(err, &we):
+		// The path is volatile; the rest of the error is what conformance checks.
+		tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
+		appendResult(tr, phase, isMulti, &run.Result{}, evs)
+		return false, nil
+	case errors.As(err, &in):
+		appendResult(tr, phase, isMulti, res, evs)
+		if in.Cancelled() {
+			tr.Interrupted = &trajectories.Interrupted{Step: in.Step, During: in.During, Tool: in.Tool}
+		} else {
+			tr.RunError = &trajectories.RunError{Kind: "model_call", Message: in.Err.Error()}
+		}
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	appendResult(tr, phase, isMulti, res, evs)
+	return true, nil
+}
+
+// stopAndResume runs req with a journal until it stops without an end
+// (cancelled, or a failed model call), then resumes that journal with a
+// freshly built request and an uncancelled context, as the next holder of
+// the run's lease would (0004.D4, 0002.D3).
+func stopAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+	dir, cleanup, err := journalDir(o.JournalRoot, sc.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	first := opts
+	first.JournalDir = dir
+	res, err := run.Run(ctx, req, first)
+	var in *run.Interrupted
+	if !errors.As(err, &in) {
+		if err == nil {
+			return nil, nil, fmt.Errorf("the run ended with %s without being interrupted, so there is nothing to resume", res.End.Reason)
+		}
+		return nil, nil, err
+	}
+	next := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		next, cancel = context.WithDeadline(next, d)
+		defer cancel()
+	}
+	*rec = &events.Recorder{}
+	opts.Sinks = sinks(*rec, sc.Faults.Sink)
+	res, err = journaled(next, sc, def, env, opts, dir, nil, true, o.Schemas)
+	if res == nil || res.Resume == nil {
+		return res, nil, err
+	}
+	return res, &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}, err
+}
+
+// journalDir returns a fresh journal directory for one scenario under root
+// (a temporary directory when root is empty) and how to remove it.
+func journalDir(root, id string) (string, func(), error) {
+	if root == "" {
+		tmp, err := os.MkdirTemp("", "polyloop-journal-*")
+		if err != nil {
+			return "", nil, fmt.Errorf("create journal directory: %w", err)
+		}
+		return filepath.Join(tmp, id), func() { os.RemoveAll(tmp) }, nil
+	}
+	return filepath.Join(root, id), func() {}, nil
+}
+
 func multi(sc *scenarios.Scenario) bool { return sc.Request == nil }
 
 func modelFor(env Env, phase int) func(context.Context, []assembly.Message) (string, error) {
-	return func(ctx context.Context, in []assembly.Message) (string, error) { return env.Complete(ctx, phase, in) }
+	return func(ctx context.Context, in []assembly.Message) (string, error) {
+		out, err := env.Complete(ctx, phase, in)
+		released(err)
+		return out, err
+	}
+}
+
+// released marks a cancelled fake call as released: in process, the
+// kernel's cancellation reached the call, which is what releasing it means.
+func released(err error) {
+	var b *fakes.Blocked
+	if errors.As(err, &b) {
+		b.Release()
+	}
 }
 
 func sinks(rec *events.Recorder, fault string) []events.Sink {
@@ -120,16 +203,11 @@ func sinks(rec *events.Recorder, fault string) []events.Sink {
 // journal's tail, then resumes with a freshly built request, as a new
 // process would.
 func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
-	root := o.JournalRoot
-	if root == "" {
-		tmp, err := os.MkdirTemp("", "polyloop-journal-*")
-		if err != nil {
-			return nil, nil, fmt.Errorf("create journal directory: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		root = tmp
+	dir, cleanup, err := journalDir(o.JournalRoot, sc.ID)
+	if err != nil {
+		return nil, nil, err
 	}
-	dir := filepath.Join(root, sc.ID)
+	defer cleanup()
 	inj := o.Crash
 	if inj == nil {
 		inj = fakes.ForSpec(sc.Faults.Crash)
@@ -191,12 +269,11 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	rec := &events.Recorder{}
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0)), Sinks: sinks(rec, sc.Faults.Sink)}
 	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, nil)
-	if err != nil {
+	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
+	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
 		return nil, err
 	}
-	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
-	appendResult(tr, "", false, res, rec.Events())
-	if res.Resume != nil {
+	if res != nil && res.Resume != nil {
 		tr.Resume = &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
 	}
 	return tr, nil
@@ -267,6 +344,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 			name, phase := t.Name, i
 			spec.Handler = func(ctx context.Context, args map[string]any) (string, error) {
 				out, err := env.CallHandler(ctx, phase, name, args)
+				released(err)
 				var p *fakes.Panic
 				if errors.As(err, &p) {
 					panic(p.Err) // a handler that breaks, as a real Go handler would
@@ -355,6 +433,10 @@ func appendResult(tr *trajectories.Trajectory, phase string, isMulti bool, res *
 			ErrorType: e.ErrorType, Error: e.Error, Reason: e.Reason, Replayed: e.Replayed})
 	}
 	tr.EventSinkFailures += res.EventSinkFailures
+	if res.End.Reason == "" {
+		tr.End = nil // the run stopped without an end
+		return
+	}
 	end := &trajectories.End{Reason: string(res.End.Reason), EffectiveSteps: res.End.EffectiveSteps, TotalSteps: res.End.TotalSteps}
 	if d := res.End.Detail; d != nil {
 		end.Detail = &trajectories.EndDetail{Step: d.Step, During: d.During, Tool: d.Tool}

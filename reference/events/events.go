@@ -14,6 +14,9 @@ const (
 	TypeToolCall       = "tool_call"
 	TypeCodeAction     = "code_action"
 	TypeRunEnded       = "run_ended"
+	// TypeRunInterrupted is emitted instead of run_ended when a run stops
+	// without an end: cancelled, or its model call failed.
+	TypeRunInterrupted = "run_interrupted"
 )
 
 // Event is one audit record. Fields that do not apply are empty and omitted

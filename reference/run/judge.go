@@ -12,13 +12,12 @@ const (
 	EffectiveBudgetExhausted StopReason = "effective_budget_exhausted"
 	TotalBudgetExhausted     StopReason = "total_budget_exhausted"
 	EnvironmentError         StopReason = "environment_error"
-	Cancelled                StopReason = "cancelled"
 	ResumeOutcomeUnknown     StopReason = "resume_outcome_unknown"
 )
 
 // StopReasons lists the closed set, for validators.
 func StopReasons() []StopReason {
-	return []StopReason{GoalReachedByTool, GoalReachedByEnvironment, EffectiveBudgetExhausted, TotalBudgetExhausted, EnvironmentError, Cancelled, ResumeOutcomeUnknown}
+	return []StopReason{GoalReachedByTool, GoalReachedByEnvironment, EffectiveBudgetExhausted, TotalBudgetExhausted, EnvironmentError, ResumeOutcomeUnknown}
 }
 
 // Counters are the two step counts (0004.D1).

@@ -105,9 +105,43 @@ type kernel struct {
 	built bool
 }
 
-// Run executes a request until the stop judge ends it, the context is
-// cancelled, or an error the caller must see (a journal write failure, a
-// model error that is not cancellation) occurs.
+// Interrupted is how a run stops without an end: its context was cancelled
+// before or during a model call or a tool call (GovDoc 七: the lease was
+// lost), or a model call failed (0003.D3: the library never calls a failed
+// model again). No end is journalled, so whoever holds the run next can
+// resume it (0004.D4, 0002.D3); the Result returned beside this error
+// holds the steps settled before. errors.Is(err, context.Canceled) holds
+// for a cancellation.
+type Interrupted struct {
+	Step   int
+	During string // model_call or tool_call
+	Tool   string // the tool whose call was in flight, for tool_call
+	Err    error  // the context's error, or the model's
+}
+
+func (e *Interrupted) Error() string {
+	if e.Cancelled() {
+		where := e.During
+		if e.Tool != "" {
+			where += " (" + e.Tool + ")"
+		}
+		return fmt.Sprintf("step %d: run cancelled during %s: %v", e.Step, where, e.Err)
+	}
+	return fmt.Sprintf("step %d: model call failed: %v", e.Step, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// Cancelled reports whether the run was cancelled, as opposed to stopped
+// by a failed model call.
+func (e *Interrupted) Cancelled() bool {
+	return errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)
+}
+
+// Run executes a request until the stop judge ends it, or until it is
+// interrupted (a *Interrupted error, with the partial Result), or an error
+// the caller must see (a journal write failure) occurs.
 func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	k := &kernel{req: req, opts: opts, stream: events.NewStream(opts.Sinks...)}
 	if opts.JournalDir != "" {
@@ -124,9 +158,21 @@ func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	k.stream.Emit(events.Event{Type: events.TypeRunStarted})
 	end, err := k.loop(ctx)
 	if err != nil {
-		return nil, err
+		return k.stopped(err)
 	}
 	return k.finish(end)
+}
+
+// stopped returns what a run that did not end has to show: for an
+// interruption the steps settled so far beside the error, for anything
+// else the error alone.
+func (k *kernel) stopped(err error) (*Result, error) {
+	var in *Interrupted
+	if !errors.As(err, &in) {
+		return nil, err
+	}
+	n, _ := k.stream.Failures()
+	return &Result{Steps: k.steps, EventSinkFailures: n}, err
 }
 
 func (k *kernel) write(r journal.Record) error {
@@ -180,15 +226,13 @@ func (k *kernel) loop(ctx context.Context) (End, error) {
 		if err != nil {
 			return End{}, fmt.Errorf("step %d: assemble context: %w", index, err)
 		}
-		if ctx.Err() != nil {
-			return k.cancelled(index, "model_call", ""), nil
+		if err := ctx.Err(); err != nil {
+			return End{}, k.interrupt(index, "model_call", "", err)
 		}
 		out, err := k.opts.Model.Complete(ctx, input)
 		if err != nil {
-			if isCancel(ctx, err) {
-				return k.cancelled(index, "model_call", ""), nil
-			}
-			return End{}, fmt.Errorf("step %d: model call failed: %w", index, err)
+			// Cancelled or failed, the model is not called again (0003.D3).
+			return End{}, k.interrupt(index, "model_call", "", err)
 		}
 		if err := k.write(journal.Record{Type: journal.TypeModelOutput, Step: index, Output: out}); err != nil {
 			return End{}, err
@@ -210,10 +254,11 @@ func (k *kernel) endWith(reason StopReason) End {
 	return End{Reason: reason, EffectiveSteps: k.count.EffectiveSteps, TotalSteps: k.count.TotalSteps}
 }
 
-func (k *kernel) cancelled(step int, during, tool string) End {
-	end := k.endWith(Cancelled)
-	end.Detail = &EndDetail{Step: step, During: during, Tool: tool}
-	return end
+// interrupt stops the run without an end (see Interrupted): nothing is
+// journalled, and the audit stream says where the run stopped.
+func (k *kernel) interrupt(step int, during, tool string, err error) error {
+	k.stream.Emit(events.Event{Type: events.TypeRunInterrupted, Step: step, Tool: tool})
+	return &Interrupted{Step: step, During: during, Tool: tool, Err: err}
 }
 
 type settleMode int
@@ -283,7 +328,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		}
 		if err != nil {
 			if isCancel(ctx, err) {
-				return k.cancelled(st.Index, "tool_call", act.Tool), true, nil
+				return End{}, true, k.interrupt(st.Index, "tool_call", act.Tool, err)
 			}
 			return End{}, false, fmt.Errorf("step %d: action executor failed (an executor may only fail by cancellation): %w", st.Index, err)
 		}

@@ -74,7 +74,11 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	k.stream.Emit(events.Event{Type: events.TypeRunResumed, Step: len(k.steps) + 1})
 	end, err := k.continueResumed(ctx, pendingOutput, pendingIntent, info)
 	if err != nil {
-		return nil, err
+		res, err := k.stopped(err)
+		if res != nil {
+			res.Resume = info
+		}
+		return res, err
 	}
 	res, err := k.finish(end)
 	if res != nil {

@@ -141,12 +141,32 @@ func TestRun_cancelDuringModelCall_0004_D4(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	res, err := Run(ctx, req, Options{Model: model})
+	dir := t.TempDir()
+	res, err := Run(ctx, req, Options{Model: model, JournalDir: dir})
+	var in *Interrupted
+	if !errors.As(err, &in) || !errors.Is(err, context.Canceled) || !in.Cancelled() {
+		t.Fatalf("err = %v, want an *Interrupted wrapping context.Canceled", err)
+	}
+	if in.Step != 1 || in.During != "model_call" || res == nil || len(res.Steps) != 0 || res.End.Reason != "" {
+		t.Errorf("interrupted = %+v, result = %+v", in, res)
+	}
+	// No end is journalled: the next holder resumes instead of reading a
+	// recorded end (0004.D4, 0002.D3).
+	contents, err := journal.ReadFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.End.Reason != Cancelled || res.End.Detail == nil || res.End.Detail.During != "model_call" {
-		t.Errorf("end = %+v", res.End)
+	for _, r := range contents.Records {
+		if r.Type == journal.TypeRunEnd {
+			t.Errorf("a cancelled run journalled its end: %+v", r)
+		}
+	}
+	next, err := Resume(context.Background(), newRequest(t, reg, Budget{5, 5}), Options{JournalDir: dir,
+		Model: ModelFunc(func(context.Context, []assembly.Message) (string, error) {
+			return `{"action":{"tool":"read","arguments":{}}}`, nil
+		})})
+	if err != nil || next.End.Reason != EffectiveBudgetExhausted || len(next.Steps) != 5 {
+		t.Errorf("resume after cancellation: %+v, %v", next, err)
 	}
 }
 
@@ -154,9 +174,14 @@ func TestRun_modelErrorIsReturned_0003_D3(t *testing.T) {
 	reg, _ := tools.NewRegistry(tools.ToolSpec{Name: "read", Handler: ok("R")})
 	req := newRequest(t, reg, Budget{5, 5})
 	boom := errors.New("gateway down")
-	_, err := Run(context.Background(), req, Options{Model: ModelFunc(func(context.Context, []assembly.Message) (string, error) { return "", boom })})
-	if !errors.Is(err, boom) {
-		t.Errorf("err = %v, want the model's error wrapped", err)
+	calls := 0
+	res, err := Run(context.Background(), req, Options{Model: ModelFunc(func(context.Context, []assembly.Message) (string, error) { calls++; return "", boom })})
+	var in *Interrupted
+	if !errors.Is(err, boom) || !errors.As(err, &in) || in.Cancelled() || in.Step != 1 {
+		t.Errorf("err = %v, want an *Interrupted wrapping the model's error", err)
+	}
+	if calls != 1 || res == nil || len(res.Steps) != 0 {
+		t.Errorf("calls = %d (the library never retries), result = %+v", calls, res)
 	}
 }
 
