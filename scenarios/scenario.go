@@ -72,14 +72,16 @@ type NamedError struct {
 // Definition is the run definition shared by every request of a scenario.
 type Definition struct {
 	RunFragment         string `yaml:"run_fragment,omitempty" json:"run_fragment,omitempty"`
-	GoalFragment        string `yaml:"goal_fragment,omitempty" json:"goal_fragment,omitempty"`
 	ObservationTemplate string `yaml:"observation_template,omitempty" json:"observation_template,omitempty"`
 }
 
 // Request is one run: its budget, visible tools, executor, and the model's
 // scripted outputs.
 type Request struct {
-	Name            string            `yaml:"name,omitempty" json:"name,omitempty"`
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// GoalFragment is this request's goal (0003.D1.goal): phases that share
+	// a definition differ in it.
+	GoalFragment    string            `yaml:"goal_fragment,omitempty" json:"goal_fragment,omitempty"`
 	Budget          Budget            `yaml:"budget" json:"budget"`
 	VisibleTools    []string          `yaml:"visible_tools,omitempty" json:"visible_tools,omitempty"`
 	Executor        string            `yaml:"executor,omitempty" json:"executor,omitempty"`

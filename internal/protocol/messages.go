@@ -149,6 +149,7 @@ type ToolSpec struct {
 // RequestSpec is one run request.
 type RequestSpec struct {
 	Name         string              `json:"name,omitempty"`
+	GoalFragment string              `json:"goal_fragment,omitempty"`
 	Budget       scenarios.Budget    `json:"budget"`
 	VisibleTools []string            `json:"visible_tools"` // null: every tool; []: none
 	Executor     string              `json:"executor,omitempty"`
@@ -186,7 +187,7 @@ func SpecFor(sc *scenarios.Scenario) *RunSpec {
 			syn.NotExecuted = cmp.Or(syn.NotExecuted, scenarios.DefaultNotExecuted)
 			syn.EnvError = cmp.Or(syn.EnvError, scenarios.DefaultEnvError)
 		}
-		s.Requests = append(s.Requests, RequestSpec{Name: r.Name, Budget: r.Budget, VisibleTools: r.VisibleTools,
+		s.Requests = append(s.Requests, RequestSpec{Name: r.Name, GoalFragment: r.GoalFragment, Budget: r.Budget, VisibleTools: r.VisibleTools,
 			Executor: r.Executor, Synthetic: syn, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown})
 	}
 	return s
@@ -201,7 +202,7 @@ func ScenarioFor(s *RunSpec) *scenarios.Scenario {
 		sc.Tools = append(sc.Tools, scenarios.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Replay: t.Replay, CompletesRun: t.CompletesRun})
 	}
 	for _, r := range s.Requests {
-		req := scenarios.Request{Name: r.Name, Budget: r.Budget, VisibleTools: r.VisibleTools, Executor: r.Executor,
+		req := scenarios.Request{Name: r.Name, GoalFragment: r.GoalFragment, Budget: r.Budget, VisibleTools: r.VisibleTools, Executor: r.Executor,
 			Synthetic: r.Synthetic, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown}
 		if s.Phased {
 			sc.Phases = append(sc.Phases, req)

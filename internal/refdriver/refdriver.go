@@ -280,7 +280,7 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 }
 
 func definition(sc *scenarios.Scenario) *run.Definition {
-	return &run.Definition{RunFragment: sc.Definition.RunFragment, GoalFragment: sc.Definition.GoalFragment, ObservationTemplate: sc.Definition.ObservationTemplate}
+	return &run.Definition{RunFragment: sc.Definition.RunFragment, ObservationTemplate: sc.Definition.ObservationTemplate}
 }
 
 // Errnos a journal_error fault may name.
@@ -395,14 +395,15 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 		}
 	}
 	return run.NewRequest(run.RequestConfig{
-		Definition: def,
-		Budget:     run.Budget{MaxEffectiveSteps: r.Budget.MaxEffectiveSteps, MaxTotalSteps: r.Budget.MaxTotalSteps},
-		Tools:      visible,
-		Executor:   ex,
-		Synthetic:  run.SyntheticObservations{NotExecuted: r.Synthetic.NotExecuted, EnvError: r.Synthetic.EnvError},
-		Injections: r.Injections.ByChannel(),
-		Language:   run.Language(r.Language),
-		Measure:    measure,
+		Definition:   def,
+		GoalFragment: r.GoalFragment,
+		Budget:       run.Budget{MaxEffectiveSteps: r.Budget.MaxEffectiveSteps, MaxTotalSteps: r.Budget.MaxTotalSteps},
+		Tools:        visible,
+		Executor:     ex,
+		Synthetic:    run.SyntheticObservations{NotExecuted: r.Synthetic.NotExecuted, EnvError: r.Synthetic.EnvError},
+		Injections:   r.Injections.ByChannel(),
+		Language:     run.Language(r.Language),
+		Measure:      measure,
 	})
 }
 

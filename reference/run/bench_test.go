@@ -24,7 +24,7 @@ func benchRequest(b *testing.B) *Request {
 		b.Fatal(err)
 	}
 	ex, _ := reg.Executor()
-	req, err := NewRequest(RequestConfig{Definition: &Definition{RunFragment: "run", GoalFragment: "goal"},
+	req, err := NewRequest(RequestConfig{Definition: &Definition{RunFragment: "run"}, GoalFragment: "goal",
 		Budget: Budget{MaxEffectiveSteps: benchSteps, MaxTotalSteps: benchSteps}, Tools: reg, Executor: ex})
 	if err != nil {
 		b.Fatal(err)

@@ -197,7 +197,7 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 		msgs, size, err := assembly.Build(assembly.Input{
 			RunFragment:  k.req.def.RunFragment,
 			Injections:   k.req.injections,
-			GoalFragment: k.req.def.GoalFragment,
+			GoalFragment: k.req.goal,
 			History:      k.history(),
 			Template:     k.req.def.ObservationTemplate,
 		}, k.req.measure)

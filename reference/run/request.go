@@ -11,11 +11,12 @@ import (
 )
 
 // Definition is the part of an agent that is the same for every run: its
-// prompt fragments and observation template. Several requests may share one
+// run fragment and observation template. Several requests may share one
 // (0003.D1: the GovDoc phases of 50, 50 and 16 steps use one definition).
+// The goal fragment is not here: it changes more often than the injections,
+// so it belongs to each request (0003.D1.goal).
 type Definition struct {
 	RunFragment         string
-	GoalFragment        string
 	ObservationTemplate string
 }
 
@@ -72,18 +73,22 @@ type ActionExecutor interface {
 // RequestConfig is what a caller fills in to build a Request.
 type RequestConfig struct {
 	Definition *Definition
-	Budget     Budget
-	Tools      *tools.ToolRegistry
-	Executor   ActionExecutor
-	Synthetic  SyntheticObservations
-	Injections map[string][]string
-	Language   Language
-	Measure    assembly.Measure
+	// GoalFragment is this run's goal, placed after the injections
+	// (0010.D2); GovDoc's phases share a definition but not a goal.
+	GoalFragment string
+	Budget       Budget
+	Tools        *tools.ToolRegistry
+	Executor     ActionExecutor
+	Synthetic    SyntheticObservations
+	Injections   map[string][]string
+	Language     Language
+	Measure      assembly.Measure
 }
 
 // Request is one run's complete, checked configuration.
 type Request struct {
 	def        Definition
+	goal       string
 	budget     Budget
 	tools      *tools.ToolRegistry
 	executor   ActionExecutor
@@ -181,7 +186,7 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	for k, v := range c.Injections {
 		inj[k] = append([]string(nil), v...)
 	}
-	return &Request{def: def, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn, injections: inj, language: lang, measure: m}, nil
+	return &Request{def: def, goal: c.GoalFragment, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn, injections: inj, language: lang, measure: m}, nil
 }
 
 func symmetricDifference(a, b *tools.ToolRegistry) []string {

@@ -40,7 +40,7 @@ func newRequest(t *testing.T, reg *tools.ToolRegistry, b Budget) *Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := NewRequest(RequestConfig{Definition: &Definition{GoalFragment: "goal"}, Budget: b, Tools: reg, Executor: ex})
+	req, err := NewRequest(RequestConfig{Definition: &Definition{}, GoalFragment: "goal", Budget: b, Tools: reg, Executor: ex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestNewRequest_refusals(t *testing.T) {
 	narrow, _ := full.RestrictTo("a")
 	fullEx, _ := full.Executor()
 	narrowEx, _ := narrow.Executor()
-	def := &Definition{GoalFragment: "g"}
+	def := &Definition{RunFragment: "r"}
 	b := Budget{1, 1}
 	cases := []struct {
 		id   string
