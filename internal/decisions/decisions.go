@@ -20,7 +20,7 @@ type Decision struct {
 	Level          string // MUST or SHOULD
 	Status         string // accepted or superseded
 	SupersededBy   string
-	Upstream       string // e.g. "0008 决策四"
+	Upstream       string // e.g. "0008 决策四"; several are separated by ", "
 	Interpretation bool
 	File           string
 	Line           int
@@ -169,4 +169,16 @@ func Load(fsys fs.FS) (*Set, error) {
 		}
 	}
 	return s, nil
+}
+
+// Upstreams lists the upstream decisions the record restates ("0008
+// 决策四", "govdoc 需求七"); a record may restate several.
+func (d Decision) Upstreams() []string {
+	var out []string
+	for _, u := range strings.Split(d.Upstream, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -65,11 +65,16 @@ func ReadDir(dir string) ([]Decision, error) {
 		if err != nil {
 			return nil, err
 		}
+		var ds []Decision
 		num := docNumRe.FindString(filepath.Base(f))
-		if num == "" {
-			continue // not a numbered design document (an index, a README)
+		switch {
+		case num != "":
+			ds, err = Parse(filepath.Base(f), num, data)
+		case bytes.Contains(data, []byte("\n"+requirementsHeading+"\n")):
+			ds, err = ParseAlignment(filepath.Base(f), data)
+		default:
+			continue // not a design document (an index, a README)
 		}
-		ds, err := Parse(filepath.Base(f), num, data)
 		if err != nil {
 			return nil, err
 		}
@@ -104,11 +109,7 @@ func Parse(name, doc string, data []byte) ([]Decision, error) {
 		line := sc.Text()
 		if m := headingRe.FindStringSubmatch(line); m != nil {
 			flush()
-			title := m[2]
-			if r := []rune(title); len(r) > 40 {
-				title = string(r[:40]) + "…"
-			}
-			cur = &Decision{Doc: doc, Heading: m[1], Title: title, File: name, Line: n}
+			cur = &Decision{Doc: doc, Heading: m[1], Title: short(m[2]), File: name, Line: n}
 			body = []string{line}
 			continue
 		}
@@ -123,6 +124,93 @@ func Parse(name, doc string, data []byte) ([]Decision, error) {
 	}
 	flush()
 	return out, sc.Err()
+}
+
+// The downstream alignment document (GovDoc-SaaS) is not a numbered design
+// doc: its requirements are paragraphs "一、…" to "九、…" under the line
+// 需求条目, and it opens with the note that introduced design 0010. Both are
+// pinned so that a change to them reaches the gate like a decision's.
+const (
+	// AlignmentDoc is the document key of the alignment's requirements
+	// ("govdoc 需求七").
+	AlignmentDoc        = "govdoc"
+	requirementsHeading = "需求条目"
+	// NoteHeading is the heading key of the 0010 note ("0010 说明").
+	NoteHeading = "说明"
+)
+
+var requirementRe = regexp.MustCompile(`^([一二三四五六七八九十]+)、\s*(.*)$`)
+
+// sectionLine reports whether a line of the alignment document starts a
+// new section: short, and not the end of a sentence ("下面的缺口。" closes
+// a requirement's paragraph; "已经有答案的（…）" opens a section).
+func sectionLine(line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" || utf8.RuneCountInString(t) > 30 {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(t)
+	return !strings.ContainsRune("。！？；：.!?;:", last)
+}
+
+// ParseAlignment reads the downstream alignment document: each numbered
+// requirement (its text runs to the next requirement or the next section
+// line) as "govdoc 需求N", and the 0010 note (the paragraph that opens
+// with "0010 ", before the title) as "0010 说明".
+func ParseAlignment(name string, data []byte) ([]Decision, error) {
+	var out []Decision
+	var cur *Decision
+	var body []string
+	flush := func() {
+		if cur != nil {
+			cur.Hash = Hash(strings.Join(body, "\n"))
+			out = append(out, *cur)
+		}
+		cur, body = nil, nil
+	}
+	inRequirements := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		t := strings.TrimSpace(line)
+		switch {
+		case !inRequirements && len(out) == 0 && cur == nil && strings.HasPrefix(t, "0010 "):
+			cur = &Decision{Doc: "0010", Heading: NoteHeading, Title: short(t), File: name, Line: n}
+			body = []string{line}
+			flush()
+		case t == requirementsHeading:
+			flush()
+			inRequirements = true
+		case inRequirements && requirementRe.MatchString(t):
+			flush()
+			m := requirementRe.FindStringSubmatch(t)
+			cur = &Decision{Doc: AlignmentDoc, Heading: "需求" + m[1], Title: short(m[2]), File: name, Line: n}
+			body = []string{line}
+		case inRequirements && sectionLine(t):
+			flush()
+			inRequirements = false
+		case cur != nil:
+			body = append(body, line)
+		}
+	}
+	flush()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: an alignment document with no numbered requirements under %s", name, requirementsHeading)
+	}
+	return out, nil
+}
+
+func short(title string) string {
+	if r := []rune(title); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return title
 }
 
 // Hash normalises text (Unicode NFC, runs of white space folded to one
@@ -182,7 +270,7 @@ func (e LockEntry) Key() string { return e.Doc + " " + e.Heading }
 func Pin(up []Decision, local *decisions.Set) (lock *Lock, unmapped []string) {
 	byKey := map[string][]string{}
 	for _, id := range local.Order {
-		if u := local.ByID[id].Upstream; u != "" {
+		for _, u := range local.ByID[id].Upstreams() {
 			byKey[u] = append(byKey[u], id)
 		}
 	}
