@@ -214,6 +214,11 @@ func yamlError(name string, err error) error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
+		if strings.HasPrefix(m[2], "did not find expected") {
+			// yaml.v3 reports these (an unclosed [ or {) at the 0-based line
+			// of the bracket, its other errors 1-based: point at the bracket.
+			n++
+		}
 		return &LoadError{Problems: []Problem{{File: name, Line: n, Msg: "YAML: " + m[2]}}}
 	}
 	return &LoadError{Problems: []Problem{{File: name, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ")}}}

@@ -27,6 +27,7 @@ func TestBadInputCorpus(t *testing.T) {
 			"bad.pins-executor-sentence.yaml:14: expect.events[0] pins the executor's sentence",
 			"bad.pins-executor-sentence.yaml:16: expect.fields assembly_error.message pins a field of class text",
 		},
+		"bad.unclosed-bracket.yaml":   {"bad.unclosed-bracket.yaml:6: YAML: did not find expected ',' or ']'"},
 		"bad.torn-without-crash.yaml": {"bad.torn-without-crash.yaml:12: torn_tail needs a crash fault"},
 		"bad.two-behaviours.yaml":     {"bad.two-behaviours.yaml:7: at /tools/0/handler: maxProperties: got 2, want 1"},
 		"bad.unknown-capability.yaml": {"bad.unknown-capability.yaml:5: at /requires/1: value must be one of"},

@@ -284,3 +284,74 @@ func TestRun_cancelledCallsMustBeReleased(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupErrors: a wrong path, an empty directory or a bad flag value is
+// one sentence and exit 2, never a green run or a page of failures.
+func TestSetupErrors(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gate", "--dir", "/nonexistent"}, "gate --dir /nonexistent: no such file or directory"},
+		{[]string{"gate", "--dir", empty}, "no *.yaml in scenarios/, so there is nothing to gate"},
+		{[]string{"run", "--scenarios", "/nonexistent"}, "--scenarios /nonexistent: no such file or directory"},
+		{[]string{"run", "--scenarios", empty}, "--scenarios " + empty + ": no *.yaml files in it"},
+		{[]string{"run", "--goldens", empty}, "--goldens " + empty + ": no *.json files in it"},
+		{[]string{"coverage", "--design", empty}, "--design " + empty + ": no *.md files in it"},
+		{[]string{"run", "--run", "outcome.*,nomatch.*"}, `--run: pattern "nomatch.*" matches no scenario`},
+		{[]string{"run", "--timeout", "-1s"}, "--timeout -1s: give a positive duration"},
+		{[]string{"run", "--timeout", "0s"}, "--timeout 0s: give a positive duration"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errs := run(t, tc.args...)
+			if code != ExitSetup || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q (stdout %q); want exit 2 and %q", code, errs, out, tc.want)
+			}
+			if strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+				t.Errorf("more than one line:\n%s", errs)
+			}
+		})
+	}
+}
+
+// TestSummaryCountsRunErrors: an unmatched known-failing pattern fails the
+// run, and the closing line says so instead of "0 failed".
+func TestSummaryCountsRunErrors(t *testing.T) {
+	kf := filepath.Join(t.TempDir(), "known.txt")
+	os.WriteFile(kf, []byte("nomatch.* # a pattern that matches nothing\n"), 0o644)
+	code, out, _ := run(t, "run", "--run", "outcome.normal-return", "--known-failing", kf)
+	if code != ExitFail || !strings.Contains(out, "1 passed, 0 failed, 0 skipped, 0 known failing, 1 error") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestValidateTheUsageHint: the usage hint's glob, which picks up the
+// schemas beside the files, validates on a clean checkout.
+func TestValidateTheUsageHint(t *testing.T) {
+	args := []string{"validate"}
+	for _, g := range []string{"../../scenarios/*.yaml", "../../trajectories/*.json", "../../scenarios/*.json"} {
+		m, _ := filepath.Glob(g)
+		args = append(args, m...)
+	}
+	code, out, errs := run(t, args...)
+	if code != ExitOK || !strings.Contains(out, "trajectory.schema.json: ok (a JSON Schema)") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestBadGoldenNamesItsPath: with --goldens the problem names the file
+// that is broken, not the built-in set.
+func TestBadGoldenNamesItsPath(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := filepath.Glob("../../trajectories/*.json")
+	for _, f := range m {
+		data, _ := os.ReadFile(f)
+		os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "outcome.env-error.json"), []byte("{"), 0o644)
+	code, out, _ := run(t, "run", "--goldens", dir, "--run", "outcome.env-error")
+	if code != ExitFail || !strings.Contains(out, filepath.Join(dir, "outcome.env-error.json")+": not JSON") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -13,11 +13,14 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 )
 
-func designFS(dir string) fs.FS {
+func designFS(dir string) (fs.FS, error) {
 	if dir == "" {
-		return design.FS
+		return design.FS, nil
 	}
-	return os.DirFS(dir)
+	if err := inputDir("design", dir, "*.md"); err != nil {
+		return nil, err
+	}
+	return os.DirFS(dir), nil
 }
 
 func coverageCmd(_ context.Context, args []string, s stdio) int {
@@ -30,7 +33,11 @@ func coverageCmd(_ context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
-	set, err := decisions.Load(designFS(*designDir))
+	dfs, err := designFS(*designDir)
+	if err != nil {
+		return setupError(s, err)
+	}
+	set, err := decisions.Load(dfs)
 	if err != nil {
 		return setupError(s, err)
 	}

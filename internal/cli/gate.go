@@ -52,7 +52,11 @@ func pinCmd(_ context.Context, args []string, s stdio) int {
 	if *up == "" {
 		return setupError(s, fmt.Errorf("pin needs --upstream DIR"))
 	}
-	set, err := decisions.Load(designFS(*designDir))
+	dfs, err := designFS(*designDir)
+	if err != nil {
+		return setupError(s, err)
+	}
+	set, err := decisions.Load(dfs)
 	if err != nil {
 		return setupError(s, err)
 	}

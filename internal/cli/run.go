@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,10 +31,35 @@ func (s *sources) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.goldenDir, "goldens", "", "read golden trajectories from `DIR` instead of the built-in set")
 }
 
+// inputDir checks that a directory given by a flag exists and holds at
+// least one file matching glob, so a wrong path is one set-up error, not
+// a run with nothing in it or a page of unrelated failures.
+func inputDir(flagName, dir, glob string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--%s %s: %w", flagName, dir, errors.Unwrap(err))
+	case !st.IsDir():
+		return fmt.Errorf("--%s %s: not a directory", flagName, dir)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, glob)); len(m) == 0 {
+		return fmt.Errorf("--%s %s: no %s files in it; is it the right directory?", flagName, dir, glob)
+	}
+	return nil
+}
+
 func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 	fsys := scenarios.Embedded()
 	if s.scenarioDir != "" {
+		if err := inputDir("scenarios", s.scenarioDir, "*.yaml"); err != nil {
+			return nil, nil, err
+		}
 		fsys = os.DirFS(s.scenarioDir)
+	}
+	if s.goldenDir != "" {
+		if err := inputDir("goldens", s.goldenDir, "*.json"); err != nil {
+			return nil, nil, err
+		}
 	}
 	scs, err := scenarios.LoadAll(fsys)
 	if err != nil {
@@ -62,16 +88,25 @@ func selectScenarios(all []*scenarios.Scenario, pattern string) ([]*scenarios.Sc
 		}
 	}
 	var out []*scenarios.Scenario
+	used := make([]bool, len(pats))
 	for _, sc := range all {
-		for _, p := range pats {
+		picked := false
+		for i, p := range pats {
 			if ok, _ := path.Match(p, sc.ID); ok {
-				out = append(out, sc)
-				break
+				used[i] = true
+				if !picked {
+					out = append(out, sc)
+					picked = true
+				}
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--run %q matches no scenario; 'polyloop-conform list' shows the ids", pattern)
+	// Every pattern must match, as in a known-failing list: a typo in one
+	// of several patterns would otherwise drop scenarios silently.
+	for i, p := range pats {
+		if !used[i] {
+			return nil, fmt.Errorf("--run: pattern %q matches no scenario; 'polyloop-conform list' shows the ids", p)
+		}
 	}
 	return out, nil
 }
@@ -100,6 +135,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if *format != "text" && *format != "json" && *format != "junit" {
 		return setupError(s, fmt.Errorf("--report %q: choose text, json or junit", *format))
 	}
+	if *timeout <= 0 {
+		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
+	}
 	if *parallel < 1 {
 		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
 	}
@@ -126,7 +164,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	defer closeDriver()
-	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, Timeout: *timeout, Strict: *strict}
+	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict}
 	rep := &report.Report{Implementation: driver.Name()}
 	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
 		rep.Errors = append(rep.Errors, m)
@@ -162,8 +200,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, fmt.Errorf("write report: %w", err))
 	}
 	if *outFile != "" {
-		c := rep.Counts()
-		fmt.Fprintf(s.out, "%d passed, %d failed, %d skipped, %d known failing (report in %s)\n", c.Passed, c.Failed, c.Skipped, c.KnownFailing, *outFile)
+		fmt.Fprintf(s.out, "%s (report in %s)\n", rep.Summary(), *outFile)
 	}
 	if !rep.OK() {
 		return ExitFail

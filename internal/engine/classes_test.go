@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
@@ -161,5 +162,25 @@ func TestUnsortedInjectionsFail(t *testing.T) {
 	joined := strings.Join(paths, "\n")
 	if !strings.Contains(joined, "expect steps[0].model_input") || !strings.Contains(joined, "golden steps[0].model_input[0].content") {
 		t.Errorf("failure does not point at the model input:\n%s", joined)
+	}
+}
+
+// slow stands for an implementation that is still running when the time
+// limit cancels it and then reports its cancelled run.
+type slow struct{ Reference }
+
+func (slow) Run(ctx context.Context, sc *scenarios.Scenario, _ *fakes.Env) (*trajectories.Trajectory, error) {
+	<-ctx.Done()
+	return &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID, Interrupted: &trajectories.Interrupted{Step: 1, During: "model_call"}}, nil
+}
+
+// TestTimeoutIsReportedAsATimeout: a run the deadline cut short fails as a
+// timeout, not as a cancelled run whose fields differ from the golden.
+func TestTimeoutIsReportedAsATimeout(t *testing.T) {
+	suite := wholeSuite(t, false)
+	suite.Timeout = 20 * time.Millisecond
+	res := suite.Run(context.Background(), slow{}, suite.Scenarios[0])
+	if res.Status != Fail || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "timed out after 20ms (--timeout)") {
+		t.Errorf("%v: %q", res.Status, res.Problems)
 	}
 }

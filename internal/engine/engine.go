@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +87,9 @@ type Suite struct {
 	Goldens map[string][]byte
 	// Timeout bounds one scenario; zero means 10 seconds.
 	Timeout time.Duration
+	// GoldenDir is where Goldens came from, for messages; empty means the
+	// built-in set, named trajectories/.
+	GoldenDir string
 	// Strict compares every field of the golden exactly, implementation
 	// text included: the profile for the reference's own regression tests
 	// and for ports that want byte equality. By default fields of class
@@ -136,11 +140,16 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	env := fakes.New(sc, cancelRun)
 	tr, err := d.Run(runCtx, sc, env)
 	res.Duration = time.Since(start)
+	if err == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		// The implementation stopped because the deadline cancelled its run:
+		// that is a timeout, not a cancelled scenario.
+		err = errors.New("the run was still going when the time limit cancelled it")
+	}
 	if err != nil {
 		res.Status = Fail
 		switch {
 		case errors.Is(tctx.Err(), context.DeadlineExceeded):
-			res.Problems = []string{fmt.Sprintf("timed out after %s: %v", timeout, err)}
+			res.Problems = []string{fmt.Sprintf("timed out after %s (--timeout): %v", timeout, err)}
 		case errors.Is(err, fakes.ErrScriptExhausted):
 			hint := "the run did not stop where the scenario expects"
 			if e := sc.Expect.End; e != nil {
@@ -202,7 +211,7 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 	if s.Goldens != nil {
 		golden, ok := s.Goldens[sc.ID]
 		if !ok {
-			problems = append(problems, Problem{Source: "golden", Message: fmt.Sprintf("no golden trajectories/%s.json", sc.ID)})
+			problems = append(problems, Problem{Source: "golden", Message: "no golden " + s.goldenPath(sc.ID)})
 		} else {
 			g = s.golden(sc, golden, cite)
 			if g.compact != nil && bytes.Equal(data, g.compact) {
@@ -266,7 +275,7 @@ func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *gold
 		return g
 	}
 	g := &goldenInfo{}
-	_, doc, err := trajectories.Parse("trajectories/"+sc.ID+".json", golden)
+	_, doc, err := trajectories.Parse(s.goldenPath(sc.ID), golden)
 	if err != nil {
 		g.goldenProblems = []Problem{{Source: "golden", Message: "golden: " + err.Error()}}
 		g.selfProblems = []Problem{{Source: "schema", Message: "trajectory does not match trajectories/trajectory.schema.json: " + err.Error()}}
@@ -287,6 +296,14 @@ func (s *Suite) golden(sc *scenarios.Scenario, golden []byte, cite string) *gold
 	}
 	s.cache[sc.ID] = g
 	return g
+}
+
+func (s *Suite) goldenPath(id string) string {
+	dir := s.GoldenDir
+	if dir == "" {
+		dir = "trajectories"
+	}
+	return filepath.Join(dir, id+".json")
 }
 
 func missingCaps(req, have []string) []string {

@@ -7,6 +7,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,8 +47,12 @@ const (
 	LockFile    = "docs/design/upstream.lock.json"
 )
 
-// Check runs every rule.
+// Check runs every rule. A tree without the suite's layout is a set-up
+// error: a gate that finds nothing to check must not pass.
 func Check(ctx context.Context, o Options) (*Result, error) {
+	if err := checkLayout(o.Dir); err != nil {
+		return nil, err
+	}
 	r := &Result{}
 	cur, err := decisions.Load(os.DirFS(filepath.Join(o.Dir, DesignDir)))
 	if err != nil {
@@ -73,6 +78,24 @@ func Check(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkLayout refuses a directory that is not a polyloop-conform tree.
+func checkLayout(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("gate --dir %s: %w; pass the repository's top directory", dir, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("gate --dir %s: not a directory; pass the repository's top directory", dir)
+	}
+	for _, sub := range []struct{ path, glob string }{{ScenarioDir, "*.yaml"}, {GoldenDir, "*.json"}, {DesignDir, "*.md"}} {
+		m, _ := filepath.Glob(filepath.Join(dir, sub.path, sub.glob))
+		if len(m) == 0 {
+			return fmt.Errorf("gate --dir %s: no %s in %s/, so there is nothing to gate; run the gate at the repository's top (or pass --dir)", dir, sub.glob, sub.path)
+		}
+	}
+	return nil
 }
 
 // regenerate runs every scenario on the reference and compares the result

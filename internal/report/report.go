@@ -41,6 +41,10 @@ type Report struct {
 	Implementation string   `json:"implementation"`
 	Rows           []Row    `json:"scenarios"`
 	Errors         []string `json:"errors,omitempty"` // run-level problems, e.g. stale known-failing patterns
+	// Interrupted is true when a signal stopped the run; NotRun counts the
+	// scenarios it never started.
+	Interrupted bool `json:"interrupted,omitempty"`
+	NotRun      int  `json:"not_run,omitempty"`
 }
 
 // Counts tallies verdicts.
@@ -67,7 +71,7 @@ func (r *Report) Counts() Counts {
 }
 
 // OK reports whether the run passed as a whole.
-func (r *Report) OK() bool { return r.Counts().Failed == 0 && len(r.Errors) == 0 }
+func (r *Report) OK() bool { return r.Counts().Failed == 0 && len(r.Errors) == 0 && !r.Interrupted }
 
 func (r *Report) sorted() []Row {
 	rows := append([]Row(nil), r.Rows...)
@@ -77,7 +81,8 @@ func (r *Report) sorted() []Row {
 
 // Text writes the human report: failures in full, then a summary table by
 // family, then the totals line.
-func Text(w io.Writer, r *Report) error {
+func Text(out io.Writer, r *Report) error {
+	w := &errWriter{w: out}
 	rows := r.sorted()
 	fmt.Fprintf(w, "polyloop-conform: %d scenarios against %s\n", len(rows), r.Implementation)
 	for _, row := range rows {
@@ -138,9 +143,45 @@ func Text(w io.Writer, r *Report) error {
 		f := fams[n]
 		fmt.Fprintf(w, "%-14s %6d %6d %6d %6d\n", n, f.pass, f.fail, f.skip, f.kf)
 	}
+	if r.Interrupted {
+		fmt.Fprintf(w, "\nINTERRUPTED: stopped by a signal; %d scenarios did not run\n", r.NotRun)
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Summary())
+	return w.err
+}
+
+// Summary is the closing line: the verdict counts, and run-level errors
+// (an unmatched known-failing pattern, a missing golden) when there are
+// any, so the line never reads "0 failed" for a run that failed.
+func (r *Report) Summary() string {
 	c := r.Counts()
-	fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped, %d known failing\n", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
-	return nil
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known failing", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
+	switch n := len(r.Errors); {
+	case n == 1:
+		s += ", 1 error"
+	case n > 1:
+		s += fmt.Sprintf(", %d errors", n)
+	}
+	if r.Interrupted {
+		s += fmt.Sprintf(", %d not run (interrupted)", r.NotRun)
+	}
+	return s
+}
+
+// errWriter keeps the first write error, so a report written with many
+// Fprintf calls fails as a whole when its destination does.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // JSON writes the report as one JSON document.
