@@ -63,7 +63,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		}
 		suite.Strict = os.Getenv("POLYLOOP_STRICT") == "1"
 		c := &protocol.Client{
-			Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", "exec "+cmdline) },
+			Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) },
 			Logs:    GinkgoWriter,
 		}
 		Expect(c.Start(ctx)).To(Succeed(), "POLYLOOP_IMPL=%q did not complete the handshake", cmdline)

@@ -16,7 +16,7 @@ import (
 // end-to-end tests start a real serve-reference subprocess.
 func TestMain(m *testing.M) {
 	if os.Getenv("POLYLOOP_TEST_SERVE") == "1" {
-		os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(Exec(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -353,5 +353,73 @@ func TestBadGoldenNamesItsPath(t *testing.T) {
 	code, out, _ := run(t, "run", "--goldens", dir, "--run", "outcome.env-error")
 	if code != ExitFail || !strings.Contains(out, filepath.Join(dir, "outcome.env-error.json")+": not JSON") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestOutputPathsCheckedFirst: an output that cannot be written is a
+// set-up error before any scenario runs, not a report lost afterwards or
+// a directory silently left empty.
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--out", "/nonexistent/dir/report.txt"}, "--out: "},
+		{[]string{"run", "--record", file}, "--record: "},
+		{[]string{"run", "--impl", "true", "--transcripts", file}, "--transcripts: "},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code != ExitSetup || !strings.Contains(errs, tc.want) || strings.Contains(out, "passed") {
+			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", tc.args, code, out, errs)
+		}
+	}
+	// A report written to --out is complete, with the usual permissions.
+	rep := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := run(t, "run", "--run", "outcome.normal-return", "--report", "json", "--out", rep); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	st, err := os.Stat(rep)
+	data, _ := os.ReadFile(rep)
+	if err != nil || st.Mode().Perm() != 0o644 || !json.Valid(data) {
+		t.Errorf("report %v %v valid=%v", st.Mode(), err, json.Valid(data))
+	}
+}
+
+// TestImplIsAShellCommandLine: --impl runs through sh -c in a process
+// group of its own, so cd, variables and sourcing work; a process that
+// never says hello fails at --handshake-timeout, not after 10 s.
+func TestImplIsAShellCommandLine(t *testing.T) {
+	exe := selfImpl(t)
+	code, out, errs := run(t, "run", "--impl", "cd / && GREETING=1 "+exe+" serve-reference", "--run", "outcome.normal-return")
+	if code != ExitOK {
+		t.Errorf("cd && VAR=1 impl: exit %d\n%s\n%s", code, out, errs)
+	}
+	start := time.Now()
+	code, _, errs = run(t, "run", "--impl", "sleep 5", "--handshake-timeout", "300ms")
+	if code != ExitSetup || !strings.Contains(errs, "no hello within 300ms (--handshake-timeout)") || time.Since(start) > 3*time.Second {
+		t.Errorf("exit %d after %s: %s", code, time.Since(start), errs)
+	}
+}
+
+// TestImplementationStderrPerScenario: each line the implementation writes
+// to stderr is tagged with the scenario it was running, and kept with that
+// scenario for the JUnit report's system-err.
+func TestImplementationStderrPerScenario(t *testing.T) {
+	exe := selfImpl(t)
+	impl := exe + " serve-reference | tee /dev/stderr"
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), []string{"run", "--impl", impl, "--run", "outcome.*", "-p", "2", "--report", "junit", "--out", filepath.Join(dir, "j.xml")}, strings.NewReader(""), &out, &errb)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), `[outcome.env-error] {"type":"result","id":"outcome.env-error"`) {
+		t.Errorf("stderr lines are not tagged with their scenario:\n%.2000s", errb.String())
+	}
+	junit, _ := os.ReadFile(filepath.Join(dir, "j.xml"))
+	if !strings.Contains(string(junit), "<system-err>") || !strings.Contains(string(junit), "&#34;id&#34;:&#34;outcome.env-error&#34;") {
+		t.Errorf("JUnit report has no per-scenario system-err:\n%.3000s", junit)
 	}
 }

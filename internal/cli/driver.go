@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
@@ -12,9 +13,10 @@ import (
 )
 
 // newDriver returns the in-process reference when impl is empty, and a
-// subprocess driver that starts impl through /bin/sh otherwise (so quoting
-// works as in a shell).
-func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer) (engine.Driver, func(), error) {
+// subprocess driver otherwise. The command line runs as /bin/sh -c IMPL in
+// a process group of its own, so it may be any shell command: "cd dir &&
+// ./impl", "VAR=1 impl", ". venv/bin/activate; python3 -m impl".
+func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer, handshake time.Duration) (engine.Driver, func(), error) {
 	if impl == "" {
 		if transcripts != "" {
 			return nil, nil, fmt.Errorf("--transcripts records the protocol exchange, so it needs --impl")
@@ -22,9 +24,10 @@ func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer) (e
 		return engine.Reference{Schemas: &tools.SchemaCache{}}, func() {}, nil
 	}
 	c := &protocol.Client{
-		Command:     func() *exec.Cmd { return exec.Command("/bin/sh", "-c", "exec "+impl) },
-		Logs:        logs,
-		Transcripts: transcripts,
+		Command:          func() *exec.Cmd { return exec.Command("/bin/sh", "-c", impl) },
+		Logs:             logs,
+		Transcripts:      transcripts,
+		HandshakeTimeout: handshake,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

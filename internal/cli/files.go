@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/internal/expect"
 	"github.com/polyloop/polyloop-conform/internal/schema"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -128,6 +129,10 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
+	m, err := ignoreMatcher(ignore)
+	if err != nil {
+		return setupError(s, err)
+	}
 	opts, err := diffOptions(a, ignore, *strict)
 	if err != nil {
 		return setupError(s, err)
@@ -138,6 +143,8 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	}
 	if !*asJSON {
 		fmt.Fprintf(s.out, "%s → %s: %d differences\n", fs.Arg(0), fs.Arg(1), len(diffs))
+		counts, _ := ignoredFields(m, nil, a)
+		printIgnored(s, counts)
 	}
 	if err := printDiffs(s, *asJSON, diffs); err != nil {
 		return setupError(s, err)
@@ -157,6 +164,7 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` that your implementation cannot reproduce (repeatable)")
 	ignoreFile := fs.String("ignore-file", "", "read ignore patterns from `FILE`, one per line, # comments")
 	strict := fs.Bool("strict", false, strictUsage)
+	ignoreMust := fs.Bool("ignore-must", false, "allow --ignore to leave out fields that a MUST scenario's expect block checks")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -170,9 +178,17 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		}
 		ignore = append(ignore, more...)
 	}
-	_, goldens, err := src.load()
+	scs, goldens, err := src.load()
 	if err != nil {
 		return setupError(s, err)
+	}
+	m, err := ignoreMatcher(ignore)
+	if err != nil {
+		return setupError(s, err)
+	}
+	byID := map[string]*scenarios.Scenario{}
+	for _, sc := range scs {
+		byID[sc.ID] = sc
 	}
 	files, err := expandJSON(fs.Args())
 	if err != nil {
@@ -198,6 +214,10 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		if err != nil {
 			return setupError(s, err)
 		}
+		counts, hidden := ignoredFields(m, byID[name], want)
+		if hidden != "" && !*ignoreMust {
+			return setupError(s, fmt.Errorf("--ignore would leave out %s of %s, which that MUST scenario's expect block checks; fix the implementation, or add --ignore-must to accept not checking it", hidden, name))
+		}
 		opts, err := diffOptions(want, ignore, *strict)
 		if err != nil {
 			return setupError(s, err)
@@ -208,10 +228,12 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		}
 		if len(diffs) == 0 {
 			fmt.Fprintf(s.out, "ok   %s (%s)\n", f, name)
+			printIgnored(s, counts)
 			continue
 		}
 		failed++
 		fmt.Fprintf(s.out, "FAIL %s (%s): %d differences from the golden\n", f, name, len(diffs))
+		printIgnored(s, counts)
 		_ = printDiffs(s, false, diffs)
 	}
 	fmt.Fprintf(s.out, "%d passed, %d failed\n", len(files)-failed, failed)
@@ -219,6 +241,83 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// ignoreMatcher compiles --ignore patterns and refuses one that matches no
+// field of the trajectory format: a typo must not silently ignore nothing.
+func ignoreMatcher(pats []string) (*compare.Matcher, error) {
+	m, err := compare.NewMatcher(pats)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := trajectories.Fields()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range m.Patterns() {
+		one, err := compare.NewMatcher([]string{p})
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, f := range fields {
+			sample := strings.ReplaceAll(f.Path, "[*]", "[0]")
+			if _, ok := one.Match(sample); ok {
+				found = true
+				break
+			}
+			if _, ok := one.Match(sample + ".x"); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("--ignore %q matches no field of %s; docs/trajectory-format.md lists the fields (use [*] for any position, a trailing .* for everything below)", p, trajectories.Format)
+		}
+	}
+	return m, nil
+}
+
+// ignoredFields counts, per pattern, the golden's fields an ignore list
+// leaves out, and reports the first one a MUST expectation of sc reads.
+func ignoredFields(m *compare.Matcher, sc *scenarios.Scenario, want any) (counts map[string]int, mustHidden string) {
+	counts = map[string]int{}
+	var checked []string
+	if sc != nil && sc.Level == "MUST" {
+		checked = expect.Paths(sc, want)
+	}
+	for _, c := range checked {
+		// A list's length is hidden only when the list itself is ignored.
+		if list, ok := strings.CutSuffix(c, "[#]"); ok {
+			if _, hid := m.Covers(list); hid && mustHidden == "" {
+				mustHidden = list
+			}
+		}
+	}
+	for _, leaf := range compare.Leaves(want) {
+		pat, ok := m.Covers(leaf)
+		if !ok {
+			continue
+		}
+		counts[pat]++
+		for _, c := range checked {
+			if mustHidden == "" && (leaf == c || strings.HasPrefix(leaf, c+".") || strings.HasPrefix(leaf, c+"[")) {
+				mustHidden = leaf
+			}
+		}
+	}
+	return counts, mustHidden
+}
+
+func printIgnored(s stdio, counts map[string]int) {
+	pats := make([]string, 0, len(counts))
+	for p := range counts {
+		pats = append(pats, p)
+	}
+	sort.Strings(pats)
+	for _, p := range pats {
+		fmt.Fprintf(s.out, "  ignored %d fields matching %s\n", counts[p], p)
+	}
 }
 
 const strictUsage = "compare implementation text (executor sentences, parse errors, error messages) word for word; by default it is checked only by the text rule (docs/trajectory-format.md)"

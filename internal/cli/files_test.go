@@ -208,3 +208,29 @@ func TestEveryMessageMatchesTheSchema(t *testing.T) {
 	}
 	t.Logf("%d messages in %d transcripts match the schema", n, len(files))
 }
+
+// TestIgnorePatternsAreChecked: a pattern that matches no field of the
+// format is refused, so is hiding what a MUST expect block checks unless
+// --ignore-must says so, and verify says what it left out.
+func TestIgnorePatternsAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	copyGolden(t, dir, "context.order", same)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"verify", "--ignore", "step[*].context_size", dir}, ExitSetup, `--ignore "step[*].context_size" matches no field`},
+		{[]string{"verify", "--ignore", "events**", dir}, ExitSetup, `--ignore "events**" matches no field`},
+		{[]string{"verify", "--ignore", "steps", dir}, ExitSetup, "which that MUST scenario's expect block checks"},
+		{[]string{"verify", "--ignore", "steps[*].model_input", dir}, ExitSetup, "which that MUST scenario's expect block checks"},
+		{[]string{"verify", "--ignore", "steps", "--ignore-must", dir}, ExitOK, "ignored 78 fields matching steps"},
+		{[]string{"verify", "--ignore", "steps[*].context_size", dir}, ExitOK, "ignored 3 fields matching steps[*].context_size"},
+		{[]string{"diff", "--ignore", "nope", dir + "/context.order.json", dir + "/context.order.json"}, ExitSetup, `--ignore "nope" matches no field`},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, code, tc.code, tc.want, out, errs)
+		}
+	}
+}

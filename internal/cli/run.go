@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
@@ -126,6 +130,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	record := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
+	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -159,7 +164,23 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 			return setupError(s, err)
 		}
 	}
-	driver, closeDriver, err := newDriver(ctx, *impl, *transcripts, s.err)
+	// Output paths are checked before anything runs: a report lost after a
+	// long run, or a directory silently not written, is worse than a
+	// refusal to start.
+	if *outFile != "" {
+		if err := writableFile(*outFile); err != nil {
+			return setupError(s, fmt.Errorf("--out: %w", err))
+		}
+	}
+	for _, d := range []struct{ flag, dir string }{{"transcripts", *transcripts}, {"record", *record}} {
+		if d.dir == "" {
+			continue
+		}
+		if err := writableDir(d.dir); err != nil {
+			return setupError(s, fmt.Errorf("--%s: %w", d.flag, err))
+		}
+	}
+	driver, closeDriver, err := newDriver(ctx, *impl, *transcripts, s.err, *handshake)
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -169,35 +190,35 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
 		rep.Errors = append(rep.Errors, m)
 	}
-	if *record != "" {
-		if err := os.MkdirAll(*record, 0o755); err != nil {
-			return setupError(s, fmt.Errorf("--record: %w", err))
-		}
-	}
 	progress := newProgress(s.err, len(selected))
-	rep.Rows = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *record)
+	var recordErr error
+	rep.Rows, rep.NotRun, recordErr = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *record)
 	progress.done()
+	rep.Interrupted = ctx.Err() != nil
+	if c, ok := driver.(interface{ Problems() []string }); ok {
+		rep.Errors = append(rep.Errors, c.Problems()...)
+	}
 	applyKnownFailing(rep, kf, all)
 
-	var w io.Writer = s.out
-	if *outFile != "" {
-		f, err := os.Create(*outFile)
-		if err != nil {
-			return setupError(s, fmt.Errorf("--out: %w", err))
-		}
-		defer f.Close()
-		w = f
-	}
+	var buf bytes.Buffer
 	switch *format {
 	case "json":
-		err = report.JSON(w, rep)
+		err = report.JSON(&buf, rep)
 	case "junit":
-		err = report.JUnit(w, rep)
+		err = report.JUnit(&buf, rep)
 	default:
-		err = report.Text(w, rep)
+		err = report.Text(&buf, rep)
+	}
+	if err == nil && *outFile != "" {
+		err = trajectories.WriteFileAtomic(*outFile, buf.Bytes())
+	} else if err == nil {
+		_, err = s.out.Write(buf.Bytes())
 	}
 	if err != nil {
 		return setupError(s, fmt.Errorf("write report: %w", err))
+	}
+	if recordErr != nil {
+		return setupError(s, fmt.Errorf("--record: %w; the report above is complete, the recording is not", recordErr))
 	}
 	if *outFile != "" {
 		fmt.Fprintf(s.out, "%s (report in %s)\n", rep.Summary(), *outFile)
@@ -208,33 +229,74 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	return ExitOK
 }
 
-func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) []report.Row {
+// runAll runs scs with up to parallel workers. When ctx is cancelled (a
+// signal) it starts no more scenarios; those that were running stop with
+// it. It returns the rows of the scenarios that ran, how many never
+// started, and the first error writing a --record file.
+func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) ([]report.Row, int, error) {
 	rows := make([]report.Row, len(scs))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				res := suite.Run(ctx, d, scs[i])
-				rows[i] = report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Details: res.Details, Duration: res.Duration}
-				if record != "" && res.Trajectory != nil {
-					if err := writeRecord(record, res.Trajectory); err != nil {
-						rows[i].Verdict = report.Fail
-						rows[i].Problems = append(rows[i].Problems, "--record: "+err.Error())
-					}
-				}
-				tick(res.Scenario)
-			}
-		}()
-	}
+	ran := make([]bool, len(scs))
+	stderr, _ := d.(interface{ Stderr(id string) string })
+	var recordMu sync.Mutex
+	var recordErr error
+	g := new(errgroup.Group)
+	g.SetLimit(parallel)
 	for i := range scs {
-		jobs <- i
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil
+			}
+			res := suite.Run(ctx, d, scs[i])
+			row := report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Details: res.Details, Duration: res.Duration}
+			if ctx.Err() != nil && res.Status == engine.Fail {
+				row.Note = "interrupted by a signal before it finished"
+			}
+			if stderr != nil {
+				row.Stderr = stderr.Stderr(res.Scenario)
+			}
+			if record != "" && res.Trajectory != nil {
+				if err := writeRecord(record, res.Trajectory); err != nil {
+					recordMu.Lock()
+					recordErr = cmp.Or(recordErr, err)
+					recordMu.Unlock()
+				}
+			}
+			rows[i], ran[i] = row, true
+			tick(res.Scenario)
+			return nil
+		})
 	}
-	close(jobs)
-	wg.Wait()
-	return rows
+	g.Wait()
+	var out []report.Row
+	for i, ok := range ran {
+		if ok {
+			out = append(out, rows[i])
+		}
+	}
+	return out, len(scs) - len(out), recordErr
+}
+
+// writableFile checks that path can be created (its directory exists and
+// takes a new file), without leaving anything behind.
+func writableFile(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// writableDir creates dir if needed and checks that it takes a new file.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writableFile(filepath.Join(dir, "x"))
 }
 
 func applyKnownFailing(rep *report.Report, kf *knownfail.List, all []*scenarios.Scenario) {

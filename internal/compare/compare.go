@@ -332,6 +332,91 @@ func pathString(p cmp.Path) string {
 	return b.String()
 }
 
+// Matcher matches paths against ignore patterns, as Options.Ignore does.
+type Matcher struct {
+	pats []string
+	res  []*regexp.Regexp
+}
+
+// NewMatcher compiles ignore patterns.
+func NewMatcher(pats []string) (*Matcher, error) {
+	res, err := compilePatterns(pats)
+	if err != nil {
+		return nil, err
+	}
+	var kept []string
+	for _, p := range pats {
+		if p = strings.TrimSpace(p); p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return &Matcher{pats: kept, res: res}, nil
+}
+
+// Patterns returns the patterns, blank ones left out.
+func (m *Matcher) Patterns() []string { return m.pats }
+
+// Match returns the first pattern that matches path, if any.
+func (m *Matcher) Match(path string) (string, bool) {
+	for i, re := range m.res {
+		if re.MatchString(path) {
+			return m.pats[i], true
+		}
+	}
+	return "", false
+}
+
+// Covers returns the pattern that matches path or one of its ancestors:
+// ignoring "steps" ignores steps[0].outcome.status too.
+func (m *Matcher) Covers(path string) (string, bool) {
+	for p := path; p != ""; {
+		if pat, ok := m.Match(p); ok {
+			return pat, true
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i <= 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return "", false
+}
+
+// Leaves returns the path of every leaf of doc (a scalar, or an empty
+// object or array), written as Difference.Path writes paths.
+func Leaves(doc any) []string {
+	d := &differ{}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 0 {
+				out = append(out, d.render())
+			}
+			for k, c := range x {
+				d.path = append(d.path, segment{key: k, index: -1})
+				walk(c)
+				d.path = d.path[:len(d.path)-1]
+			}
+		case []any:
+			if len(x) == 0 {
+				out = append(out, d.render())
+			}
+			for i, c := range x {
+				d.path = append(d.path, segment{index: i})
+				walk(c)
+				d.path = d.path[:len(d.path)-1]
+			}
+		default:
+			out = append(out, d.render())
+		}
+	}
+	walk(doc)
+	sort.Slice(out, func(i, j int) bool { return lessPath(out[i], out[j]) })
+	return out
+}
+
 func compilePatterns(pats []string) ([]*regexp.Regexp, error) {
 	var out []*regexp.Regexp
 	for _, p := range pats {

@@ -39,9 +39,12 @@ func (f Failure) String() string {
 type checker struct {
 	doc      any
 	failures []Failure
+	// read records every path an expectation looks at (Paths).
+	read []string
 }
 
 func (c *checker) value(path string, want any) {
+	c.read = append(c.read, path)
 	got, ok, err := compare.Lookup(c.doc, path)
 	if err != nil {
 		c.failures = append(c.failures, Failure{Path: path, Note: err.Error()})
@@ -57,7 +60,10 @@ func (c *checker) value(path string, want any) {
 	}
 }
 
+// list returns the array at path; reading it records only its length
+// ("path[#]"), since finding an element by its fields records those.
 func (c *checker) list(path string) []any {
+	c.read = append(c.read, path+"[#]")
 	v, _, _ := compare.Lookup(c.doc, path)
 	l, _ := v.([]any)
 	return l
@@ -66,6 +72,17 @@ func (c *checker) list(path string) []any {
 // Check returns every expectation of sc that doc (a trajectory as plain
 // JSON values) does not meet, in the order the expect block lists them.
 func Check(sc *scenarios.Scenario, doc any) []Failure {
+	return check(sc, doc).failures
+}
+
+// Paths returns the paths of doc that sc's expectations look at, so a
+// tool can refuse to ignore what the scenario's own oracle checks. A path
+// checks everything below it; "steps[#]" stands for the length of steps.
+func Paths(sc *scenarios.Scenario, doc any) []string {
+	return check(sc, doc).read
+}
+
+func check(sc *scenarios.Scenario, doc any) *checker {
 	c := &checker{doc: doc}
 	e := sc.Expect
 	if e.AssemblyError != nil {
@@ -111,7 +128,8 @@ func Check(sc *scenarios.Scenario, doc any) []Failure {
 	}
 	if e.HandlerCalls != nil {
 		counts := map[string]int{}
-		for _, hc := range c.list("handler_calls") {
+		for i, hc := range c.list("handler_calls") {
+			c.read = append(c.read, fmt.Sprintf("handler_calls[%d].tool", i))
 			if m, ok := hc.(map[string]any); ok {
 				if t, ok := m["tool"].(string); ok {
 					counts[t]++
@@ -156,7 +174,7 @@ func Check(sc *scenarios.Scenario, doc any) []Failure {
 	for _, k := range keys {
 		c.value(k, e.Fields[k])
 	}
-	return c.failures
+	return c
 }
 
 func optional(c *checker, path string, v *int) {
@@ -167,6 +185,7 @@ func optional(c *checker, path string, v *int) {
 
 func findStep(c *checker, index int, phase string) (int, bool) {
 	for i, s := range c.list("steps") {
+		c.read = append(c.read, fmt.Sprintf("steps[%d].index", i), fmt.Sprintf("steps[%d].phase", i))
 		m, _ := s.(map[string]any)
 		if fmt.Sprint(m["index"]) == fmt.Sprint(index) && (phase == "" || m["phase"] == phase) {
 			return i, true
@@ -193,6 +212,7 @@ func checkStep(c *checker, s scenarios.ExpectStep) {
 		c.value(p("outcome.observation"), *s.Observation)
 	}
 	if s.ObservationContains != "" {
+		c.read = append(c.read, p("outcome.observation"))
 		got, _, _ := compare.Lookup(c.doc, p("outcome.observation"))
 		if str, _ := got.(string); !strings.Contains(str, s.ObservationContains) {
 			c.failures = append(c.failures, Failure{Path: p("outcome.observation"), Note: fmt.Sprintf("want text containing %q, got %s", s.ObservationContains, compare.Render(got))})
@@ -251,7 +271,10 @@ func checkEvent(c *checker, want scenarios.ExpectEvent) {
 		fields["executor_observation"] = want.Observation
 	}
 	wantN := compare.Normalize(fields).(map[string]any)
-	for _, ev := range c.list("events") {
+	for i, ev := range c.list("events") {
+		for k := range wantN {
+			c.read = append(c.read, fmt.Sprintf("events[%d].%s", i, k))
+		}
 		m, _ := ev.(map[string]any)
 		match := true
 		for k, v := range wantN {

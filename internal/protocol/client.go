@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,29 +37,118 @@ type Client struct {
 	// Transcripts, when set, is a directory that receives one
 	// <scenario>.jsonl file per scenario with every message exchanged.
 	Transcripts string
+	// HandshakeTimeout bounds a new process's hello; zero means 10 s. A
+	// replacement process's handshake does not count against the
+	// scenario's own time limit.
+	HandshakeTimeout time.Duration
 
+	// base is the runner's context, from Start: when it is cancelled (a
+	// signal), every exchange stops and its process group is killed.
+	base  context.Context
 	mu    sync.Mutex
 	idle  []*child
 	hello *Message
 	logMu sync.Mutex
+	// stderr keeps each scenario's share of the implementations' stderr;
+	// problems are the runner's own failures (a transcript not written).
+	stderr   map[string]*bytes.Buffer
+	problems []string
 }
 
-// lockedWriter serialises the stderr copies of several processes.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+// maxStderr bounds the stderr kept per scenario for reports.
+const maxStderr = 64 << 10
+
+// Stderr returns what the implementation wrote to stderr while it ran the
+// scenario (at most 64 KiB, the rest cut).
+func (c *Client) Stderr(id string) string {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if b := c.stderr[id]; b != nil {
+		return b.String()
+	}
+	return ""
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// Problems returns the runner's own failures during the run, such as a
+// transcript it could not write.
+func (c *Client) Problems() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.problems...)
+}
+
+func (c *Client) problem(format string, args ...any) {
+	c.mu.Lock()
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+	c.mu.Unlock()
+}
+
+// stderrWriter tags each line a process writes to stderr with the scenario
+// it is running, copies it to the runner's log and keeps it per scenario.
+type stderrWriter struct {
+	c       *Client
+	mu      sync.Mutex
+	current string // the scenario being run; "" between scenarios
+	partial []byte
+}
+
+func (w *stderrWriter) setScenario(id string) {
+	w.mu.Lock()
+	w.current = id
+	w.mu.Unlock()
+}
+
+func (w *stderrWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(w.partial[:i+1])
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > maxStderr {
+		w.line(append(w.partial, '\n'))
+		w.partial = nil
+	}
+	return len(p), nil
+}
+
+func (w *stderrWriter) line(l []byte) {
+	tag := w.current
+	if tag == "" {
+		tag = "-"
+	}
+	c := w.c
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if c.Logs != nil {
+		fmt.Fprintf(c.Logs, "[%s] %s", tag, l)
+	}
+	if w.current == "" {
+		return
+	}
+	if c.stderr == nil {
+		c.stderr = map[string]*bytes.Buffer{}
+	}
+	b := c.stderr[w.current]
+	if b == nil {
+		b = &bytes.Buffer{}
+		c.stderr[w.current] = b
+	}
+	if b.Len()+len(l) <= maxStderr {
+		b.Write(l)
+	}
 }
 
 // Start launches one process and completes the handshake, so Name and
 // Capabilities are known before any scenario runs.
 func (c *Client) Start(ctx context.Context) error {
-	ch, err := c.spawn(ctx, nil)
+	c.base = ctx
+	ch, err := c.spawn(nil)
 	if err != nil {
 		return err
 	}
@@ -99,7 +189,7 @@ func (c *Client) put(ch *child) {
 	c.mu.Unlock()
 }
 
-func (c *Client) get(ctx context.Context, tr *transcript) (*child, error) {
+func (c *Client) get(tr *transcript) (*child, error) {
 	c.mu.Lock()
 	if n := len(c.idle); n > 0 {
 		ch := c.idle[n-1]
@@ -109,7 +199,7 @@ func (c *Client) get(ctx context.Context, tr *transcript) (*child, error) {
 		return ch, nil
 	}
 	c.mu.Unlock()
-	return c.spawn(ctx, tr)
+	return c.spawn(tr)
 }
 
 // child is one implementation process.
@@ -120,6 +210,7 @@ type child struct {
 	exit  chan struct{}
 	wmu   sync.Mutex
 	tr    *transcript
+	logs  *stderrWriter
 	state string // what the runner is waiting for, for timeout messages
 	// hello holds the handshake's two lines, replayed at the top of every
 	// transcript this process serves so that each one stands alone.
@@ -131,12 +222,13 @@ type lineResult struct {
 	err  error
 }
 
-func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
+// spawn starts a process and shakes hands, within the handshake limit and
+// the runner's context (not a scenario's deadline).
+func (c *Client) spawn(tr *transcript) (*child, error) {
 	cmd := c.Command()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c.Logs != nil {
-		cmd.Stderr = lockedWriter{mu: &c.logMu, w: c.Logs}
-	}
+	cmd.SysProcAttr = processAttr()
+	logs := &stderrWriter{c: c}
+	cmd.Stderr = logs
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -148,9 +240,17 @@ func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
-	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{})}
+	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{}), logs: logs}
 	go ch.read(stdout)
-	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	limit := c.HandshakeTimeout
+	if limit <= 0 {
+		limit = 10 * time.Second
+	}
+	base := c.base
+	if base == nil {
+		base = context.Background()
+	}
+	hctx, cancel := context.WithTimeout(base, limit)
 	defer cancel()
 	ch.state = "its hello"
 	if err := ch.send(&Message{Type: TypeHello, Suite: "polyloop-conform", SuiteVersion: SuiteVersion, Protocol: Version}); err != nil {
@@ -160,6 +260,9 @@ func (c *Client) spawn(ctx context.Context, tr *transcript) (*child, error) {
 	m, err := ch.next(hctx)
 	if err != nil {
 		ch.kill()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("handshake: no hello within %s (--handshake-timeout): %w", limit, err)
+		}
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
 	if m.Type != TypeHello {
@@ -274,17 +377,23 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	defer tr.flush()
 	// The engine cancels ctx when a fake blocks; the exchange must go on
 	// until the implementation reports its cancelled run, so only the
-	// deadline ends it.
+	// deadline, or the runner itself stopping (a signal), ends it.
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Minute)
 	}
 	wait, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	ch, err := c.get(wait, tr)
+	if c.base != nil {
+		stop := context.AfterFunc(c.base, cancel)
+		defer stop()
+	}
+	ch, err := c.get(tr)
 	if err != nil {
 		return nil, err
 	}
+	ch.logs.setScenario(sc.ID)
+	defer ch.logs.setScenario("")
 	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
 	var crash *scenarios.CrashSpec
 	if sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
@@ -324,10 +433,11 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	}
 	// The first process is dead, or its run stopped without an end: a new
 	// process resumes the journal, as the next holder of the run would.
-	ch, err = c.spawn(wait, tr)
+	ch, err = c.spawn(tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
+	ch.logs.setScenario(sc.ID)
 	resume := &Message{Type: TypeResume, ID: sc.ID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
 	if err := ch.send(resume); err != nil {
 		ch.kill()
@@ -386,7 +496,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			ch.state = fmt.Sprintf("the next message after answering model_call %d", m.Call)
 			// A call that blocks until cancellation is answered from its own
 			// goroutine; every other call inline, which saves a hand-off.
-			if x.env.ModelBlocks(*m.Phase, toAssembly(m.Input)) {
+			if x.env.ModelBlocks(*m.Phase, toAssembly(*m.Input)) {
 				calls.Add(1)
 				go func() { defer calls.Done(); x.answerModel(ch, m) }()
 			} else {
@@ -486,7 +596,7 @@ func (x *exchange) cancel(ch *child, call int, b *fakes.Blocked) {
 }
 
 func (x *exchange) answerModel(ch *child, m *Message) {
-	out, err := x.env.Complete(x.ctx, *m.Phase, toAssembly(m.Input))
+	out, err := x.env.Complete(x.ctx, *m.Phase, toAssembly(*m.Input))
 	var failed *fakes.ModelFailure
 	var b *fakes.Blocked
 	switch {
@@ -560,13 +670,14 @@ type transcript struct {
 	mu    sync.Mutex
 	path  string
 	lines [][]byte
+	fail  func(format string, args ...any) // reports a write error
 }
 
 func (c *Client) newTranscript(id string) *transcript {
 	if c.Transcripts == "" || !scenarios.IDPattern.MatchString(id) {
 		return nil
 	}
-	return &transcript{path: filepath.Join(c.Transcripts, id+".jsonl")}
+	return &transcript{path: filepath.Join(c.Transcripts, id+".jsonl"), fail: c.problem}
 }
 
 func (t *transcript) add(from string, line []byte) {
@@ -602,6 +713,11 @@ func (t *transcript) flush() {
 		b.Write(l)
 		b.WriteByte('\n')
 	}
-	os.MkdirAll(filepath.Dir(t.path), 0o755)
-	trajectories.WriteFileAtomic(t.path, []byte(b.String()))
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
+		t.fail("--transcripts: %v", err)
+		return
+	}
+	if err := trajectories.WriteFileAtomic(t.path, []byte(b.String())); err != nil {
+		t.fail("--transcripts: %v", err)
+	}
 }

@@ -76,16 +76,18 @@ type Message struct {
 	Call int `json:"call,omitempty"`
 	// Phase is required in model_call, handler_call and execute_call: a
 	// pointer, so that phase 0 is sent and a missing phase is an error.
-	Phase     *int                   `json:"phase,omitempty"`
-	Input     []trajectories.Message `json:"input,omitempty"`
-	Output    *string                `json:"output,omitempty"`
-	Tool      string                 `json:"tool,omitempty"`
-	Arguments map[string]any         `json:"arguments,omitempty"`
-	Action    *ActionView            `json:"action,omitempty"`
-	Outcome   *Outcome               `json:"outcome,omitempty"`
-	Error     *scenarios.NamedError  `json:"error,omitempty"`
-	EnvError  *string                `json:"env_error,omitempty"`
-	Point     *Point                 `json:"point,omitempty"`
+	Phase *int `json:"phase,omitempty"`
+	// Input is a pointer so that a model call with an empty context still
+	// sends "input": [].
+	Input     *[]trajectories.Message `json:"input,omitempty"`
+	Output    *string                 `json:"output,omitempty"`
+	Tool      string                  `json:"tool,omitempty"`
+	Arguments map[string]any          `json:"arguments,omitempty"`
+	Action    *ActionView             `json:"action,omitempty"`
+	Outcome   *Outcome                `json:"outcome,omitempty"`
+	Error     *scenarios.NamedError   `json:"error,omitempty"`
+	EnvError  *string                 `json:"env_error,omitempty"`
+	Point     *Point                  `json:"point,omitempty"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.

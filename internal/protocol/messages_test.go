@@ -14,7 +14,7 @@ import (
 
 func TestDecode(t *testing.T) {
 	m, err := Decode([]byte(`{"type":"model_call","call":3,"phase":0,"input":[{"role":"user","content":"x"}]}`))
-	if err != nil || m.Type != TypeModelCall || m.Call != 3 || len(m.Input) != 1 || m.Phase == nil || *m.Phase != 0 {
+	if err != nil || m.Type != TypeModelCall || m.Call != 3 || m.Input == nil || len(*m.Input) != 1 || m.Phase == nil || *m.Phase != 0 {
 		t.Fatalf("%+v %v", m, err)
 	}
 	for line, want := range map[string]string{

@@ -34,22 +34,58 @@ type ServeOptions struct {
 
 // Serve runs the implementation side of the protocol for the reference
 // kernel: it reads runner messages from in, runs scenarios one at a time,
-// and writes calls and results to out, until in ends.
+// and writes calls and results to out, until in ends or ctx is cancelled.
+//
+// Answers that arrive before the call they answer are kept for it, so the
+// runner's lines of a transcript, fed in one go, replay the exchange. At
+// the end of input a call still waiting for an answer fails (no answer can
+// come any more), the scenario ends, and Serve returns: an implementation
+// whose runner has gone must not linger.
 func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out io.Writer) error {
-	s := &server{id: id, opts: o, out: out, pending: map[int]chan *Message{}, schemas: &tools.SchemaCache{}}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{id: id, opts: o, out: out, pending: map[int]chan *Message{}, early: map[int]*Message{},
+		inputEnded: make(chan struct{}), schemas: &tools.SchemaCache{}}
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+		close(lines)
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	busy := false
 	done := make(chan struct{}, 1)
-	for sc.Scan() {
+	busy := false
+	for {
+		var line []byte
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return nil // SIGTERM or the caller: running scenarios see ctx
+		case line, ok = <-lines:
+		}
+		if !ok {
+			close(s.inputEnded)
+			if err := <-readErr; err != nil {
+				return fmt.Errorf("read runner messages: %w", err)
+			}
+			return nil
+		}
 		select {
 		case <-done:
 			busy = false
 		default:
 		}
-		m, err := Decode(sc.Bytes())
+		m, err := Decode(line)
 		if err != nil {
 			return err
 		}
@@ -82,10 +118,6 @@ func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out i
 			return fmt.Errorf("unknown message type %q from the runner", m.Type)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read runner messages: %w", err)
-	}
-	return nil
 }
 
 type server struct {
@@ -95,8 +127,12 @@ type server struct {
 	out     io.Writer
 	mu      sync.Mutex
 	pending map[int]chan *Message
-	next    int
-	schemas *tools.SchemaCache
+	// early holds answers that came before their call (a replayed
+	// transcript); inputEnded is closed at the end of the runner's input.
+	early      map[int]*Message
+	inputEnded chan struct{}
+	next       int
+	schemas    *tools.SchemaCache
 }
 
 func (s *server) send(m *Message) error {
@@ -114,6 +150,9 @@ func (s *server) deliver(m *Message) {
 	s.mu.Lock()
 	ch := s.pending[m.Call]
 	delete(s.pending, m.Call)
+	if ch == nil {
+		s.early[m.Call] = m
+	}
 	s.mu.Unlock()
 	if ch != nil {
 		ch <- m
@@ -126,7 +165,12 @@ func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
 	s.mu.Lock()
 	s.next++
 	m.Call = s.next
-	s.pending[m.Call] = ch
+	if a, ok := s.early[m.Call]; ok {
+		delete(s.early, m.Call)
+		ch <- a
+	} else {
+		s.pending[m.Call] = ch
+	}
 	s.mu.Unlock()
 	if err := s.send(m); err != nil {
 		return nil, err
@@ -134,6 +178,16 @@ func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
 	select {
 	case a := <-ch:
 		return a, nil
+	case <-s.inputEnded:
+		s.mu.Lock()
+		delete(s.pending, m.Call)
+		s.mu.Unlock()
+		select {
+		case a := <-ch:
+			return a, nil
+		default:
+		}
+		return nil, fmt.Errorf("%s %d: the runner's input ended before its answer", m.Type, m.Call)
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.pending, m.Call)
@@ -217,7 +271,7 @@ func (e *remoteEnv) Complete(ctx context.Context, phase int, input []assembly.Me
 	for i, m := range input {
 		msgs[i] = trajectories.Message{Role: m.Role, Content: m.Content}
 	}
-	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: msgs})
+	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: &msgs})
 	if err != nil {
 		return "", err
 	}

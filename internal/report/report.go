@@ -31,9 +31,12 @@ type Row struct {
 	Decisions []string `json:"decisions"`
 	Problems  []string `json:"problems,omitempty"`
 	// Details are the problems with their paths and values, for tools.
-	Details  []engine.Problem `json:"details,omitempty"`
-	Note     string           `json:"note,omitempty"`
-	Duration time.Duration    `json:"duration_ns"`
+	Details []engine.Problem `json:"details,omitempty"`
+	Note    string           `json:"note,omitempty"`
+	// Stderr is what the implementation wrote to stderr while it ran this
+	// scenario (over the protocol).
+	Stderr   string        `json:"stderr,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Report is a whole run.
@@ -213,6 +216,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemErr string        `xml:"system-err,omitempty"`
 }
 
 type junitMessage struct {
@@ -226,7 +230,7 @@ func JUnit(w io.Writer, r *Report) error {
 	var total time.Duration
 	for _, row := range r.sorted() {
 		fam, _, _ := strings.Cut(row.Scenario, ".")
-		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration)}
+		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration), SystemErr: row.Stderr}
 		total += row.Duration
 		body := strings.Join(append([]string{row.Note}, row.Problems...), "\n")
 		switch row.Verdict {

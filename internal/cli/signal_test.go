@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// marker is the argument hang.sh's sleeping child carries, so the test can
+// find every process the implementation started.
+const marker = "1000.4242"
+
+func implProcesses(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		if strings.Contains(c, marker) || strings.HasPrefix(c, "sh -c sh testdata/impls/hang.sh") || strings.HasPrefix(c, "sh testdata/impls/hang.sh") {
+			out = append(out, filepath.Base(d)+": "+c)
+		}
+	}
+	return out
+}
+
+// TestSignalStopsTheRun: SIGINT to a runner waiting on a hanging
+// implementation ends it within 2 s with exit 130 and a report of what
+// ran, kills the implementation's whole process group, and leaves no
+// temporary journal directory.
+func TestSignalStopsTheRun(t *testing.T) {
+	if len(implProcesses(t)) > 0 {
+		t.Skip("a hang.sh from another test is still running")
+	}
+	exe := selfImpl(t)
+	tmp := t.TempDir()
+	outDir := t.TempDir()
+	report := filepath.Join(outDir, "report.txt")
+	cmd := exec.Command(exe, "run", "--impl", "sh testdata/impls/hang.sh", "--run", "resume.safe-replayed,validation.*", "--timeout", "60s", "--out", report)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	sleeping := func() bool {
+		for _, p := range implProcesses(t) {
+			if strings.Contains(p, marker) {
+				return true
+			}
+		}
+		return false
+	}
+	for !sleeping() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sleeping() {
+		cmd.Process.Kill()
+		t.Fatalf("the implementation never started its scenario:\n%s", stderr.String())
+	}
+	// The scenario journals, so its temporary journal directory exists now
+	// and must be gone after the signal.
+	if entries, _ := os.ReadDir(tmp); len(entries) == 0 {
+		t.Fatal("no temporary journal directory while the scenario runs; the test does not test cleanup")
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	code := cmd.ProcessState.ExitCode()
+	if took > 2*time.Second {
+		t.Errorf("the runner took %s to stop after SIGINT", took)
+	}
+	if code != 130 {
+		t.Errorf("exit %d (%v), want 130\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
+	}
+	data, rerr := os.ReadFile(report)
+	if rerr != nil || !strings.Contains(string(data), "INTERRUPTED") || !strings.Contains(string(data), "not run (interrupted)") {
+		t.Errorf("no partial report (%v):\n%s", rerr, data)
+	}
+	// The process group is killed before the runner returns.
+	time.Sleep(100 * time.Millisecond)
+	if left := implProcesses(t); len(left) > 0 {
+		t.Errorf("processes of the implementation survived the runner:\n%s", strings.Join(left, "\n"))
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("temporary files left in TMPDIR: %v", names)
+	}
+}
+
+// TestServeReferenceOutlivesNoRunner: kill -9 of the runner gives it no
+// chance to clean up; the shell it started gets the parent-death signal,
+// and serve-reference reads the end of its input and exits.
+func TestServeReferenceOutlivesNoRunner(t *testing.T) {
+	exe := selfImpl(t)
+	serving := func() []string {
+		var out []string
+		dirs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+			if err != nil {
+				continue
+			}
+			if c := strings.ReplaceAll(string(cmdline), "\x00", " "); strings.HasPrefix(c, exe+" serve-reference --reword") {
+				out = append(out, filepath.Base(d)+": "+c)
+			}
+		}
+		return out
+	}
+	if len(serving()) > 0 {
+		t.Skip("another test's serve-reference is running")
+	}
+	cmd := exec.Command(exe, "run", "--impl", exe+" serve-reference --reword", "-p", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(serving()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(serving()) == 0 {
+		cmd.Process.Kill()
+		t.Fatal("no serve-reference started; the test would prove nothing")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline = time.Now().Add(3 * time.Second)
+	for len(serving()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := serving(); len(left) > 0 {
+		t.Errorf("serve-reference outlived its runner by 3 s:\n%s", strings.Join(left, "\n"))
+	}
+}
