@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -421,5 +422,30 @@ func TestImplementationStderrPerScenario(t *testing.T) {
 	junit, _ := os.ReadFile(filepath.Join(dir, "j.xml"))
 	if !strings.Contains(string(junit), "<system-err>") || !strings.Contains(string(junit), "&#34;id&#34;:&#34;outcome.env-error&#34;") {
 		t.Errorf("JUnit report has no per-scenario system-err:\n%.3000s", junit)
+	}
+}
+
+// TestUpdateRefusesAForeignImplementation: goldens are the reference's
+// record, so the ginkgo suite's -update refuses to run with POLYLOOP_IMPL
+// (which once rewrote 64 goldens from another implementation).
+func TestUpdateRefusesAForeignImplementation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the conformance suite")
+	}
+	bin := filepath.Join(t.TempDir(), "conformance.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, "../../conformance")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the conformance suite: %v\n%s", err, out)
+	}
+	before, _ := os.ReadFile("../../trajectories/outcome.env-error.json")
+	cmd := exec.Command(bin, "-update")
+	cmd.Dir = "../../conformance"
+	cmd.Env = append(os.Environ(), "POLYLOOP_IMPL=/nonexistent/impl")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "-update writes goldens from the reference only; unset POLYLOOP_IMPL") {
+		t.Errorf("err %v:\n%.3000s", err, out)
+	}
+	if after, _ := os.ReadFile("../../trajectories/outcome.env-error.json"); string(after) != string(before) {
+		t.Error("a golden changed")
 	}
 }
