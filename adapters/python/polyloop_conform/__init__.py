@@ -1,0 +1,43 @@
+"""Adapter kit for testing a PolyLoop implementation written in Python.
+
+polyloop-conform runs its scenarios against any implementation over a
+stdio protocol (docs/protocol.md). This package speaks that protocol, so a
+team writes one coroutine: given a scenario's spec and the kit's seams
+(the model, the tool handlers, the project executor, journal points), build
+its kernel, run it and return a ``polyloop.trajectory/v1`` trajectory.
+
+    from polyloop_conform import serve
+
+    async def run_scenario(spec, seams):
+        ...                       # build the registry and requests from spec
+        return builder.build()    # a dict, see polyloop_conform.trajectory
+
+    serve(run_scenario, name="my-polyloop", version="0.4.0",
+          capabilities=["json-actions", "events"])
+
+Only Python's standard library is used (3.11+).
+"""
+
+from .protocol import (
+    CAPABILITIES,
+    HandlerFailure,
+    ModelCallError,
+    ProtocolError,
+    Seams,
+    serve,
+    serve_async,
+)
+from .trajectory import FORMAT, TrajectoryBuilder, tear_last_record
+
+__all__ = [
+    "CAPABILITIES",
+    "FORMAT",
+    "HandlerFailure",
+    "ModelCallError",
+    "ProtocolError",
+    "Seams",
+    "TrajectoryBuilder",
+    "serve",
+    "serve_async",
+    "tear_last_record",
+]

@@ -1,0 +1,264 @@
+"""The stdio protocol of polyloop-conform, implementation side.
+
+One JSON object per line on stdin (from the runner) and stdout (to it);
+docs/protocol.md in the polyloop-conform repository describes every
+message. This module owns the plumbing a team would otherwise write again:
+the handshake, the message loop, numbering calls and matching answers,
+turning the runner's ``cancel`` into ``asyncio.CancelledError`` where the
+kernel awaits, acknowledging released calls, journal points, and turning
+an exception in the team's code into an ``error`` message (with the
+traceback on stderr) instead of a hung runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, BinaryIO
+
+PROTOCOL_VERSION = 1
+MAX_LINE_BYTES = 16 << 20
+
+#: Every capability a complete implementation claims.
+CAPABILITIES = (
+    "json-actions",
+    "code-actions",
+    "resume",
+    "cancellation",
+    "context-assembly",
+    "events",
+    "project-executor",
+)
+
+_ANSWERS = {"model_result", "handler_result", "execute_result", "continue", "cancel"}
+
+
+class ProtocolError(Exception):
+    """The runner broke the protocol, or went away mid-call."""
+
+
+class ModelCallError(Exception):
+    """The model call failed: the runner's model_result carried an error.
+
+    By design 0003 the library does not call the model again; the run stops
+    without an end and reports ``run_error {kind: "model_call"}``.
+    """
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+class HandlerFailure(Exception):
+    """Base of the exceptions a scripted handler raises.
+
+    The runner names the exception's type (``ValueError``, ``KeyError``);
+    the kit raises an instance of a class of exactly that name, so
+    ``type(err).__name__`` and ``str(err)`` are what the scenario scripted
+    (``str(KeyError("x"))`` would add quotes, a class of our own does not).
+    """
+
+
+_failure_classes: dict[str, type[HandlerFailure]] = {}
+
+
+def handler_exception(type_name: str, message: str) -> HandlerFailure:
+    """An exception whose class is named type_name, with message as text."""
+    cls = _failure_classes.get(type_name)
+    if cls is None:
+        cls = type(type_name, (HandlerFailure,), {})
+        _failure_classes[type_name] = cls
+    return cls(message)
+
+
+class _Connection:
+    """Numbered calls to the runner and their answers."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._next = 0
+        self._pending: dict[int, asyncio.Future[dict]] = {}
+        self._early: dict[int, dict] = {}
+        self._ended = False
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._out.write(line.encode("utf-8"))
+        self._out.flush()
+
+    async def call(self, message: dict) -> dict:
+        """Send a call and wait for its answer.
+
+        A ``cancel`` answer, or cancellation of the awaiting task, raises
+        CancelledError here, after telling the runner the call was released.
+        """
+        self._next += 1
+        call = self._next
+        message["call"] = call
+        fut: asyncio.Future[dict] = asyncio.get_running_loop().create_future()
+        if call in self._early:
+            fut.set_result(self._early.pop(call))
+        elif self._ended:
+            fut.set_exception(ProtocolError(f"{message['type']} {call}: the runner's input has ended"))
+        else:
+            self._pending[call] = fut
+        self.send(message)
+        try:
+            answer = await fut
+        except asyncio.CancelledError:
+            self._pending.pop(call, None)
+            self.send({"type": "released", "call": call})
+            raise
+        if answer.get("type") == "cancel":
+            # The run is cancelled (the orchestrator's lease is gone): this
+            # call is abandoned, and the kernel sees the cancellation here.
+            self.send({"type": "released", "call": call})
+            raise asyncio.CancelledError(f"the runner cancelled the run during {message['type']} {call}")
+        return answer
+
+    def deliver(self, answer: dict) -> None:
+        call = answer.get("call")
+        fut = self._pending.pop(call, None)
+        if fut is None:
+            # An answer before its call: a transcript replayed in one go.
+            self._early[call] = answer
+        elif not fut.done():
+            fut.set_result(answer)
+
+    def input_ended(self) -> None:
+        self._ended = True
+        for call, fut in list(self._pending.items()):
+            if not fut.done():
+                fut.set_exception(ProtocolError(f"call {call}: the runner's input ended before its answer"))
+        self._pending.clear()
+
+
+class Seams:
+    """What the kit hands to the team's code for one scenario.
+
+    The run message's fields are attributes (``spec``, ``journal_dir``,
+    ``report_journal_points``, ``resume``, ``tear_tail``); the coroutines are
+    the outside world of the scenario, scripted by the runner.
+    """
+
+    def __init__(self, conn: _Connection, message: dict, environment_error: Callable[[str], Exception]) -> None:
+        self._conn = conn
+        self._environment_error = environment_error
+        self.id: str = message["id"]
+        self.spec: dict = message["spec"]
+        self.resume: bool = message["type"] == "resume"
+        self.tear_tail: bool = bool(message.get("tear_tail"))
+        self.journal_dir: str | None = message.get("journal_dir")
+        self.report_journal_points: bool = bool(message.get("report_journal_points"))
+        self._handlers = {t["name"]: bool(t.get("has_handler")) for t in self.spec.get("tools", [])}
+
+    async def model(self, phase: int, messages: list[dict]) -> str:
+        """Ask the scenario's model; ``messages`` as the model would get them."""
+        answer = await self._conn.call({"type": "model_call", "phase": phase, "input": list(messages)})
+        if "error" in answer:
+            err = answer["error"]
+            raise ModelCallError(err.get("type", "ModelCallError"), err.get("message", ""))
+        return answer["output"]
+
+    def has_handler(self, tool: str) -> bool:
+        """Whether the spec gives this tool a handler."""
+        return self._handlers.get(tool, False)
+
+    async def handler(self, phase: int, tool: str, arguments: Mapping[str, Any]) -> str:
+        """Run a tool's scripted handler: return its text, or raise."""
+        answer = await self._conn.call({"type": "handler_call", "phase": phase, "tool": tool, "arguments": dict(arguments)})
+        if "error" in answer:
+            err = answer["error"]
+            raise handler_exception(err["type"], err["message"])
+        if "env_error" in answer:
+            raise self._environment_error(answer["env_error"])
+        return answer["output"]
+
+    async def execute(self, phase: int, action: Mapping[str, Any]) -> dict:
+        """Ask the scripted project executor; returns the five outcome fields
+        (``env_reported_completion`` may be None: no completion signal)."""
+        answer = await self._conn.call({"type": "execute_call", "phase": phase, "action": dict(action)})
+        return answer["outcome"]
+
+    async def journal_point(self, when: str, seq: int, record: str, step: int = 0) -> None:
+        """Call before and after every journal write. When the runner asked
+        for journal points it may kill the process here (a crash test)."""
+        if not self.report_journal_points:
+            return
+        point: dict[str, Any] = {"when": when, "seq": seq, "record": record}
+        if step:
+            point["step"] = step
+        await self._conn.call({"type": "journal_point", "point": point})
+
+
+RunScenario = Callable[[dict, Seams], Awaitable[dict]]
+
+
+async def _run_one(conn: _Connection, message: dict, run_scenario: RunScenario, environment_error: Callable[[str], Exception]) -> None:
+    seams = Seams(conn, message, environment_error)
+    try:
+        trajectory = await run_scenario(seams.spec, seams)
+    except asyncio.CancelledError:
+        conn.send({"type": "error", "id": seams.id, "message": "the scenario's code let CancelledError escape; "
+                   "catch it and return the interrupted run's trajectory"})
+        return
+    except Exception as err:  # the team's code broke: say so, never hang
+        traceback.print_exc(file=sys.stderr)
+        conn.send({"type": "error", "id": seams.id, "message": f"{type(err).__name__}: {err}"})
+        return
+    conn.send({"type": "result", "id": seams.id, "trajectory": trajectory})
+
+
+async def serve_async(run_scenario: RunScenario, *, name: str, version: str = "0", spec_version: str = "",
+                      capabilities: tuple[str, ...] | list[str] = CAPABILITIES,
+                      environment_error: Callable[[str], Exception] = RuntimeError,
+                      stdin: Any = None, stdout: BinaryIO | None = None) -> None:
+    """Serve the protocol until stdin ends. See serve."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin)
+    conn = _Connection(stdout or sys.stdout.buffer)
+    current: asyncio.Task | None = None
+    while True:
+        line = await reader.readline()
+        if not line:
+            break
+        try:
+            message = json.loads(line)
+            kind = message["type"]
+        except (ValueError, KeyError, TypeError) as err:
+            print(f"polyloop_conform: not a protocol message ({err}): {line[:120]!r}", file=sys.stderr)
+            break
+        if kind == "hello":
+            if message.get("protocol") != PROTOCOL_VERSION:
+                print(f"polyloop_conform: the runner speaks protocol {message.get('protocol')}, this kit {PROTOCOL_VERSION}", file=sys.stderr)
+                break
+            conn.send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "version": version,
+                       "spec_version": spec_version, "capabilities": list(capabilities)})
+        elif kind in ("run", "resume"):
+            if current is not None:
+                await current  # the runner sends the next run only after a result
+            current = asyncio.create_task(_run_one(conn, message, run_scenario, environment_error))
+        elif kind in _ANSWERS:
+            conn.deliver(message)
+        else:
+            print(f"polyloop_conform: unknown message type {kind!r} from the runner", file=sys.stderr)
+            break
+    conn.input_ended()
+    if current is not None:
+        await current
+
+
+def serve(run_scenario: RunScenario, **kwargs: Any) -> None:
+    """Speak the protocol on stdin/stdout until stdin ends.
+
+    ``run_scenario(spec, seams)`` is the team's coroutine: it builds the
+    kernel for one scenario from ``spec`` (docs/protocol.md, "run.spec"),
+    runs it against the seams, and returns the trajectory as a dict.
+    ``environment_error`` is the kernel's ToolEnvironmentError class, which
+    a handler raises when the scenario scripts an environment failure.
+    """
+    asyncio.run(serve_async(run_scenario, **kwargs))

@@ -1,0 +1,82 @@
+"""Deciding an action from model output (0003 decisions five to seven).
+
+JSON actions are parsed tolerantly and every repair is named: one code
+fence around the whole output is removed (``unfence``), arguments written
+beside the tool name are collected (``collapse_flattened_arguments``, only
+when there are some), keys beside a present arguments object are dropped
+(``drop_keys_beside_arguments``). Anything else that is not an action is a
+decision failure with a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .tools import Action
+
+MAX_OUTPUT_BYTES = 1 << 20
+MAX_DEPTH = 64
+
+_FENCE = re.compile(r"\A```[^\n`]*\n(.*?)\n?```\Z", re.S)
+_INNER_FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.S)
+
+
+def _depth(v: object, d: int = 0) -> int:
+    if isinstance(v, dict):
+        return max([_depth(x, d + 1) for x in v.values()], default=d + 1)
+    if isinstance(v, list):
+        return max([_depth(x, d + 1) for x in v], default=d + 1)
+    return d
+
+
+def _failed(why: str, repairs: list[str]) -> Action:
+    return Action(kind="none", repairs=tuple(repairs), error=why)
+
+
+def parse_json(raw: str) -> Action:
+    repairs: list[str] = []
+    if len(raw.encode("utf-8")) > MAX_OUTPUT_BYTES:
+        return _failed("the output is too long to be an action", repairs)
+    text = raw.strip()
+    m = _FENCE.match(text)
+    if m:
+        text = m.group(1).strip()
+        repairs.append("unfence")
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text)
+    except ValueError as err:
+        return _failed(f"the output is not JSON ({err.msg})", repairs)
+    if text[end:].strip():
+        return _failed("something follows the JSON object", repairs)
+    if _depth(doc) > MAX_DEPTH:
+        return _failed("the JSON is nested too deeply", repairs)
+    if not isinstance(doc, dict):
+        return _failed("the JSON is not an object", repairs)
+    act = doc.get("action")
+    if not isinstance(act, dict):
+        return _failed("there is no action object", repairs)
+    tool = act.get("tool")
+    if not isinstance(tool, str) or not tool:
+        return _failed("the action names no tool", repairs)
+    others = {k: v for k, v in act.items() if k not in ("tool", "arguments")}
+    if "arguments" in act:
+        args = act["arguments"]
+        if not isinstance(args, dict):
+            return _failed("the action's arguments are not an object", repairs)
+        if others:
+            repairs.append("drop_keys_beside_arguments")
+        return Action(kind="tool_call", tool=tool, arguments=args, repairs=tuple(repairs))
+    if others:
+        repairs.append("collapse_flattened_arguments")
+        return Action(kind="tool_call", tool=tool, arguments=others, repairs=tuple(repairs))
+    return Action(kind="tool_call", tool=tool, arguments=None, repairs=tuple(repairs))
+
+
+def parse_code(raw: str) -> Action:
+    """A code action is the text of one fenced block, or the whole output."""
+    text = raw.strip()
+    m = _FENCE.match(text) or _INNER_FENCE.search(text)
+    if m:
+        return Action(kind="code", code=m.group(1), repairs=("unfence",))
+    return Action(kind="code", code=raw)
