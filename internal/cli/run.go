@@ -187,9 +187,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict}
 	rep := &report.Report{Implementation: driver.Name()}
-	for _, m := range (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing() {
-		rep.Errors = append(rep.Errors, m)
-	}
+	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
 	rep.Rows, rep.NotRun, recordErr = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *record)
