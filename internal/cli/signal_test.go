@@ -145,3 +145,14 @@ func TestServeReferenceOutlivesNoRunner(t *testing.T) {
 		t.Errorf("serve-reference outlived its runner by 3 s:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// TestExploreOverTheProtocol: explore kills serve-reference at every
+// journal point of the resume scenarios and every resume passes.
+func TestExploreOverTheProtocol(t *testing.T) {
+	exe := selfImpl(t)
+	var out, errb bytes.Buffer
+	code := Main(t.Context(), []string{"explore", "--impl", exe + " serve-reference", "--run", "resume.*", "-p", "4"}, strings.NewReader(""), &out, &errb)
+	if code != ExitOK || !strings.Contains(out.String(), "0 failed points") || strings.Contains(out.String(), " 0 crash points") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+}

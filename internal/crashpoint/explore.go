@@ -33,7 +33,7 @@ type Report struct {
 // Eligible reports whether a scenario can be explored: one request, a
 // journal-capable run, and no faults that fight the kill.
 func Eligible(sc *scenarios.Scenario) bool {
-	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Expect.AssemblyError != nil {
+	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Faults.ModelFailure != nil || sc.Faults.Resume || sc.Expect.AssemblyError != nil {
 		return false
 	}
 	for _, m := range sc.Request.Model {
@@ -51,32 +51,42 @@ func Eligible(sc *scenarios.Scenario) bool {
 	return true
 }
 
-type baseline struct {
-	tr      *trajectories.Trajectory
-	doc     any
-	points  []journal.Point
-	byTool  map[string]int
-	intents map[int]string // step → tool of steps that wrote an intent
+// Baseline is what the uninterrupted run of a scenario shows: its
+// trajectory, its journal points, its handler calls per tool and the
+// tool of each step that journalled an intent.
+type Baseline struct {
+	Trajectory *trajectories.Trajectory
+	doc        any
+	Points     []journal.Point
+	byTool     map[string]int
+	intents    map[int]string // step → tool of steps that wrote an intent
 }
 
-func runBaseline(ctx context.Context, sc *scenarios.Scenario, work string) (*baseline, error) {
+// NewBaseline records an uninterrupted run: its trajectory, the journal
+// points it passed, and the handler calls it made per tool.
+func NewBaseline(tr *trajectories.Trajectory, points []journal.Point, handlerCalls []trajectories.HandlerCall) (*Baseline, error) {
+	b := &Baseline{Trajectory: tr, Points: points, byTool: map[string]int{}, intents: map[int]string{}}
+	for _, c := range handlerCalls {
+		b.byTool[c.Tool]++
+	}
+	for _, p := range points {
+		if p.Type == journal.TypeActionIntent {
+			b.intents[p.Step] = stepTool(tr, p.Step)
+		}
+	}
+	var err error
+	b.doc, err = trajectories.ToGeneric(tr)
+	return b, err
+}
+
+func runBaseline(ctx context.Context, sc *scenarios.Scenario, work string) (*Baseline, error) {
 	env := fakes.New(sc, nil)
 	rec := &fakes.CrashInjector{}
 	tr, err := refdriver.Process(ctx, sc, env, filepath.Join(work, "baseline"), rec.Hook, false)
 	if err != nil {
 		return nil, fmt.Errorf("uninterrupted run: %w", err)
 	}
-	b := &baseline{tr: tr, points: rec.Seen(), byTool: map[string]int{}, intents: map[int]string{}}
-	for _, c := range env.Snapshot().HandlerCalls {
-		b.byTool[c.Tool]++
-	}
-	for _, p := range b.points {
-		if p.Type == journal.TypeActionIntent {
-			b.intents[p.Step] = stepTool(tr, p.Step)
-		}
-	}
-	b.doc, err = trajectories.ToGeneric(tr)
-	return b, err
+	return NewBaseline(tr, rec.Seen(), env.Snapshot().HandlerCalls)
 }
 
 func stepTool(tr *trajectories.Trajectory, step int) string {
@@ -100,7 +110,7 @@ func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work strin
 	if parallel < 1 {
 		parallel = 1
 	}
-	rep := &Report{Scenario: sc.ID, Points: len(base.points)}
+	rep := &Report{Scenario: sc.ID, Points: len(base.Points)}
 	var mu sync.Mutex
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -118,7 +128,7 @@ func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work strin
 			}
 		}()
 	}
-	for k := range base.points {
+	for k := range base.Points {
 		jobs <- k
 	}
 	close(jobs)
@@ -127,8 +137,8 @@ func Explore(ctx context.Context, exe string, sc *scenarios.Scenario, work strin
 	return rep, nil
 }
 
-func explorePoint(ctx context.Context, exe string, sc *scenarios.Scenario, base *baseline, k int, work string) (fails []string, replays, unknown int) {
-	p := base.points[k]
+func explorePoint(ctx context.Context, exe string, sc *scenarios.Scenario, base *Baseline, k int, work string) (fails []string, replays, unknown int) {
+	p := base.Points[k]
 	dir := filepath.Join(work, strconv.Itoa(k))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return []string{err.Error()}, 0, 0
@@ -171,8 +181,7 @@ func spawn(ctx context.Context, exe, id, dir, point string, expectKill bool) err
 }
 
 // check applies the resume invariants to one crash point.
-func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, rep *Report) []string {
-	var fails []string
+func check(sc *scenarios.Scenario, base *Baseline, p journal.Point, dir string, rep *Report) []string {
 	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return []string{"no result after resume: " + err.Error()}
@@ -186,7 +195,16 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 		return []string{err.Error()}
 	}
 	counted := tally(calls)
-	byTool, byStep := counted.handlers, counted.modelSteps
+	return Judge(sc, base, p, got, gotDoc, counted.handlers, counted.modelSteps, rep)
+}
+
+// Judge applies the resume invariants to one crash point: got (and gotDoc,
+// the same as plain JSON) is the resumed run's trajectory, byTool the
+// handler calls of both processes per tool, byStep the model calls per
+// step. It counts SAFE replays and unknown outcomes into rep and returns
+// what is wrong, each sentence for people.
+func Judge(sc *scenarios.Scenario, base *Baseline, p journal.Point, got *trajectories.Trajectory, gotDoc any, byTool map[string]int, byStep map[int]int, rep *Report) []string {
+	var fails []string
 	// Which action, if any, was cut between its intent and its result?
 	interrupted := 0
 	if _, ok := base.intents[p.Step]; ok {
@@ -199,8 +217,8 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 	for t, n := range base.byTool {
 		wantByTool[t] = n
 	}
-	compareSteps := len(base.tr.Steps)
-	wantEnd := base.tr.End
+	compareSteps := len(base.Trajectory.Steps)
+	wantEnd := base.Trajectory.End
 	if interrupted != 0 {
 		tool := base.intents[interrupted]
 		policy := replayOf(sc, tool)
@@ -211,17 +229,17 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 			}
 			for _, s := range got.Steps {
 				if s.Replayed != (s.Index == interrupted) {
-					fails = append(fails, fmt.Sprintf("step %d replayed = %v; only the interrupted SAFE step %d may be replayed", s.Index, s.Replayed, interrupted))
+					fails = append(fails, fmt.Sprintf("step %d replayed = %v; only the interrupted SAFE step %d may be replayed (0002.D4)", s.Index, s.Replayed, interrupted))
 				}
 			}
 		} else {
 			rep.Unknown++
-			wantEnd = &trajectories.End{Reason: "resume_outcome_unknown", EffectiveSteps: countersBefore(base.tr, interrupted).EffectiveSteps,
-				TotalSteps: countersBefore(base.tr, interrupted).TotalSteps, Detail: &trajectories.EndDetail{Step: interrupted, Tool: tool}}
+			wantEnd = &trajectories.End{Reason: "resume_outcome_unknown", EffectiveSteps: countersBefore(base.Trajectory, interrupted).EffectiveSteps,
+				TotalSteps: countersBefore(base.Trajectory, interrupted).TotalSteps, Detail: &trajectories.EndDetail{Step: interrupted, Tool: tool}}
 			compareSteps = interrupted - 1
 			// Later steps never happen; their handlers never run.
 			wantByTool = map[string]int{}
-			for _, s := range base.tr.Steps[:interrupted-1] {
+			for _, s := range base.Trajectory.Steps[:interrupted-1] {
 				if s.Outcome.Status != "NOT_EXECUTED" && dispatchesToHandler(sc, s.Action.Tool) {
 					wantByTool[s.Action.Tool]++
 				}
@@ -233,38 +251,38 @@ func check(sc *scenarios.Scenario, base *baseline, p journal.Point, dir string, 
 	} else {
 		for _, s := range got.Steps {
 			if s.Replayed {
-				fails = append(fails, fmt.Sprintf("step %d replayed although no action was interrupted", s.Index))
+				fails = append(fails, fmt.Sprintf("step %d replayed although no action was interrupted (0002.D3)", s.Index))
 			}
 		}
 	}
 	for t, n := range wantByTool {
 		if byTool[t] != n {
-			fails = append(fails, fmt.Sprintf("handler %s ran %d times across both processes, want %d", t, byTool[t], n))
+			fails = append(fails, fmt.Sprintf("handler %s ran %d times across both processes, want %d (0002.D4: a NEVER action is never run again, an interrupted SAFE one once more; 0002.D3: completed work is not redone)", t, byTool[t], n))
 		}
 	}
 	for t, n := range byTool {
 		if _, ok := wantByTool[t]; !ok && n > 0 {
-			fails = append(fails, fmt.Sprintf("handler %s ran %d times, want 0", t, n))
+			fails = append(fails, fmt.Sprintf("handler %s ran %d times, want 0 (0002.D3, 0002.D4)", t, n))
 		}
 	}
 	for step, n := range byStep {
 		lost := p.Before && p.Type == journal.TypeModelOutput && p.Step == step
 		if n > 1 && !(lost && n == 2) {
-			fails = append(fails, fmt.Sprintf("the model was asked %d times for step %d, whose output was already journalled", n, step))
+			fails = append(fails, fmt.Sprintf("the model was asked %d times for step %d, whose output was already journalled (0002.D3)", n, step))
 		}
 	}
 	if d := endDiff(wantEnd, got.End); d != "" {
-		fails = append(fails, "end: "+d)
+		fails = append(fails, "end: "+d+" (0002.D2, 0002.D4)")
 	}
 	if len(got.Steps) != compareSteps {
-		fails = append(fails, fmt.Sprintf("%d steps after resume, want %d", len(got.Steps), compareSteps))
+		fails = append(fails, fmt.Sprintf("%d steps after resume, want %d (0002.D3)", len(got.Steps), compareSteps))
 		return fails
 	}
 	wantSteps, _, _ := compare.Lookup(base.doc, "steps")
 	gotSteps, _, _ := compare.Lookup(gotDoc, "steps")
 	diffs, _ := compare.Diff(wantSteps.([]any)[:compareSteps], gotSteps, compare.Options{Ignore: []string{"[*].replayed"}})
 	for _, d := range diffs {
-		fails = append(fails, "steps"+d.String())
+		fails = append(fails, "steps"+d.String()+" (0002.D3)")
 	}
 	return fails
 }

@@ -373,6 +373,22 @@ func (ch *child) kill() {
 // Run implements engine.Driver: it runs sc on an implementation process,
 // answering its calls from env.
 func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
+	return c.RunWith(ctx, sc, env, RunOptions{})
+}
+
+// RunOptions ask more of a run than its scenario does, for crash
+// exploration.
+type RunOptions struct {
+	// Points asks for journal points; each one passed is given to OnPoint.
+	Points  bool
+	OnPoint func(Point)
+	// CrashAt kills the process at this point instead of the scenario's
+	// own crash (Step 0 matches a run-level record).
+	CrashAt *scenarios.CrashSpec
+}
+
+// RunWith is Run with options.
+func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env, o RunOptions) (*trajectories.Trajectory, error) {
 	tr := c.newTranscript(sc.ID)
 	defer tr.flush()
 	// The engine cancels ctx when a fake blocks; the exchange must go on
@@ -396,7 +412,17 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 	defer ch.logs.setScenario("")
 	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
 	var crash *scenarios.CrashSpec
-	if sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
+	if o.CrashAt != nil || o.Points {
+		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+		if err != nil {
+			c.put(ch)
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		run.JournalDir = filepath.Join(dir, "run")
+		run.ReportJournalPoints = true
+		crash = o.CrashAt
+	} else if sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
 		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
 		if err != nil {
 			c.put(ch)
@@ -409,7 +435,7 @@ func (c *Client) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 			run.ReportJournalPoints = true
 		}
 	}
-	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err
@@ -471,6 +497,7 @@ type exchange struct {
 	// cancelled holds the calls the runner cancelled, until the
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
+	onPoint   func(Point) // sees every journal point passed, if set
 
 	mu  sync.Mutex
 	err error
@@ -533,6 +560,9 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 				x.killedAt = &p
 				ch.kill()
 				return nil, nil
+			}
+			if x.onPoint != nil {
+				x.onPoint(*m.Point)
 			}
 			ch.state = fmt.Sprintf("the next message after journal point %s", m.Point)
 			if err := ch.send(&Message{Type: TypeContinue, Call: m.Call}); err != nil {
