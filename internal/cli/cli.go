@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"diff":            {"field-by-field diff of two trajectories", diffCmd},
 		"verify":          {"check recorded trajectories against the goldens", verifyCmd},
 		"explore":         {"kill an implementation at every journal write point, resume it, and judge each resume", exploreCmd},
+		"selfcheck":       {"run the suite against named deviations of the reference; fails when one goes unnoticed", selfcheckCmd},
 		"serve-reference": {"serve the reference kernel over the stdio protocol (an implementation for --impl)", serveCmd},
 		"gate":            {"refuse golden and decision changes that do not explain each other; check the upstream lock", gateCmd},
 		"pin":             {"record hashes of the upstream design decisions in the lock file", pinCmd},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 )
 
 // SpecVersion names the design docs the reference implements.
@@ -15,6 +16,8 @@ const SpecVersion = "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010
 func serveCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("serve-reference", flag.ContinueOnError)
 	fs.SetOutput(s.err)
+	var mutants ignoreFlag
+	fs.Var(&mutants, "mutant", "serve the reference with this named deviation from the design turned on (repeatable; polyloop-conform selfcheck lists them)")
 	reword := fs.Bool("reword", false, "word every sentence the design leaves to the implementation differently (the suite must still pass; with run --strict it must fail)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -22,8 +25,12 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 	if fs.NArg() > 0 {
 		return setupError(s, fmt.Errorf("serve-reference takes no arguments, got %q", fs.Args()))
 	}
+	devs, err := deviation.Parse(mutants...)
+	if err != nil {
+		return setupError(s, fmt.Errorf("--mutant: %w", err))
+	}
 	id := protocol.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
-	if err := protocol.Serve(ctx, id, protocol.ServeOptions{Reword: *reword}, s.in, s.out); err != nil {
+	if err := protocol.Serve(ctx, id, protocol.ServeOptions{Reword: *reword, Deviations: devs}, s.in, s.out); err != nil {
 		return setupError(s, err)
 	}
 	return ExitOK

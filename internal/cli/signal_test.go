@@ -156,3 +156,35 @@ func TestExploreOverTheProtocol(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// TestExploreCatchesANeverReplay: an implementation that runs an
+// unfinished NEVER action again after a kill is caught by explore, with
+// the scenario, the crash point and the decision.
+func TestExploreCatchesANeverReplay(t *testing.T) {
+	selfImpl(t)
+	var out, errb bytes.Buffer
+	code := Main(t.Context(), []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}, strings.NewReader(""), &out, &errb)
+	for _, want := range []string{"FAIL resume.never-not-replayed", "before:action_result:step2: handler send_mail ran 2 times across both processes, want 1 (0002.D4"} {
+		if code != ExitFail || !strings.Contains(out.String(), want) {
+			t.Errorf("exit %d, want %q in:\n%s\n%s", code, want, out.String(), errb.String())
+		}
+	}
+}
+
+// TestSelfcheckNamesTheDecisionToSharpen: a deviation no scenario catches
+// fails selfcheck with the decision that needs a sharper scenario.
+func TestSelfcheckNamesTheDecisionToSharpen(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"outcome.normal-return", "resume.safe-replayed"} {
+		data, _ := os.ReadFile("../../scenarios/" + id + ".yaml")
+		os.WriteFile(filepath.Join(dir, id+".yaml"), data, 0o644)
+	}
+	code, out, errs := run(t, "selfcheck", "--scenarios", dir, "--mutant", "never-replayed")
+	if code != ExitFail || !strings.Contains(out, "FAIL: no scenario catches never-replayed; 0002.D4 needs a sharper scenario") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(t, "selfcheck", "--mutant", "safe-not-replayed")
+	if code != ExitOK || !strings.Contains(out, "1 deviations, 1 killed, 0 problems") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}

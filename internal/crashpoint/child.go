@@ -172,7 +172,7 @@ func child(id, dir, point string) int {
 	env.log = log
 	jdir := filepath.Join(dir, JournalDir)
 	if point == "resume" {
-		tr, err := refdriver.Process(context.Background(), sc, env, jdir, nil, true)
+		tr, err := refdriver.Process(context.Background(), sc, env, jdir, nil, true, refdriver.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "resume:", err)
 			return 1
@@ -199,7 +199,7 @@ func child(id, dir, point string) int {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	if _, err := refdriver.Process(context.Background(), sc, env, jdir, inj.Hook, false); err != nil {
+	if _, err := refdriver.Process(context.Background(), sc, env, jdir, inj.Hook, false, refdriver.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, "first run:", err)
 		return 1
 	}

@@ -82,7 +82,7 @@ func NewBaseline(tr *trajectories.Trajectory, points []journal.Point, handlerCal
 func runBaseline(ctx context.Context, sc *scenarios.Scenario, work string) (*Baseline, error) {
 	env := fakes.New(sc, nil)
 	rec := &fakes.CrashInjector{}
-	tr, err := refdriver.Process(ctx, sc, env, filepath.Join(work, "baseline"), rec.Hook, false)
+	tr, err := refdriver.Process(ctx, sc, env, filepath.Join(work, "baseline"), rec.Hook, false, refdriver.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("uninterrupted run: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/expect"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -44,6 +45,8 @@ type Reference struct {
 	// Schemas, when set, shares compiled tool schemas between runs; a
 	// scenario's schemas are otherwise compiled for every run.
 	Schemas *tools.SchemaCache
+	// Deviations turns on named departures from the design (selfcheck).
+	Deviations deviation.Set
 }
 
 // Name implements Driver.
@@ -54,7 +57,7 @@ func (Reference) Capabilities() []string { return refdriver.Capabilities() }
 
 // Run implements Driver.
 func (r Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
-	return refdriver.Run(ctx, sc, env, refdriver.Options{Schemas: r.Schemas})
+	return refdriver.Run(ctx, sc, env, refdriver.Options{Schemas: r.Schemas, Deviations: r.Deviations})
 }
 
 // Status is a scenario's verdict.

@@ -12,6 +12,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -30,6 +31,12 @@ type ServeOptions struct {
 	// Reword words every implementation-text sentence differently
 	// (refdriver.Reword): the suite must still pass.
 	Reword bool
+	// Deviations serves a deviating reference (serve-reference --mutant).
+	Deviations deviation.Set
+}
+
+func (s *server) driverOptions() refdriver.Options {
+	return refdriver.Options{Schemas: s.schemas, Deviations: s.opts.Deviations}
 }
 
 // Serve runs the implementation side of the protocol for the reference
@@ -213,15 +220,15 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 				break
 			}
 		}
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true)
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, s.driverOptions())
 	case m.ReportJournalPoints:
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false)
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false, s.driverOptions())
 	case m.JournalDir != "" && m.Spec.Faults.JournalError == nil:
 		// A journal without a crash: the run may stop without an end, for
 		// the next process to resume.
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, false)
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, false, s.driverOptions())
 	default:
-		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas})
+		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations})
 	}
 	if err != nil {
 		s.send(&Message{Type: TypeError, ID: m.ID, Message: err.Error()})

@@ -20,6 +20,7 @@ import (
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/run"
@@ -51,6 +52,8 @@ type Options struct {
 	Crash *fakes.CrashInjector
 	// Schemas shares compiled tool schemas between runs (may be nil).
 	Schemas *tools.SchemaCache
+	// Deviations turns on named departures from the design (selfcheck).
+	Deviations deviation.Set
 }
 
 // Run runs sc and returns its trajectory, without handler_calls and
@@ -60,7 +63,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 	def := definition(sc)
 	runs := sc.Runs()
 	for i, r := range runs {
-		req, err := BuildRequest(sc, def, i, env, o.Schemas)
+		req, err := BuildRequest(sc, def, i, env, o)
 		if err != nil {
 			var ae *run.AssemblyError
 			if !errors.As(err, &ae) {
@@ -149,7 +152,7 @@ func stopAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definit
 	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
-	res, err = journaled(next, sc, def, env, opts, dir, nil, true, o.Schemas)
+	res, err = journaled(next, sc, def, env, opts, dir, nil, true, o)
 	if res == nil || res.Resume == nil {
 		return res, nil, err
 	}
@@ -231,7 +234,7 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
-	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true, o.Schemas)
+	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,8 +248,8 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 
 // journaled runs (or resumes) the single request of sc with a journal in
 // dir, building the request afresh as a new process would.
-func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool, cache *tools.SchemaCache) (*run.Result, error) {
-	req, err := BuildRequest(sc, def, 0, env, cache)
+func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool, o Options) (*run.Result, error) {
+	req, err := BuildRequest(sc, def, 0, env, o)
 	if err != nil {
 		return nil, err
 	}
@@ -261,14 +264,14 @@ func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition,
 // first run (resume false) with a journal in dir and the given hook, or a
 // resume of that journal. The crash-point harness calls it in child
 // processes that it kills.
-func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hook journal.Hook, resume bool) (*trajectories.Trajectory, error) {
+func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hook journal.Hook, resume bool, o Options) (*trajectories.Trajectory, error) {
 	if sc.Request == nil {
 		return nil, fmt.Errorf("scenario %s has phases; crash exploration runs single-request scenarios", sc.ID)
 	}
 	def := definition(sc)
 	rec := &events.Recorder{}
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0)), Sinks: sinks(rec, sc.Faults.Sink)}
-	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, nil)
+	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, o)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
 		return nil, err
@@ -331,7 +334,8 @@ func TearTail(dir string) error {
 
 // BuildRequest assembles phase i of sc; assembly failures come back as
 // *run.AssemblyError.
-func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, cache *tools.SchemaCache) (*run.Request, error) {
+func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o Options) (*run.Request, error) {
+	cache := o.Schemas
 	r := sc.Runs()[i]
 	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
 	for _, t := range sc.Tools {
@@ -380,7 +384,12 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 	default:
 		re, err := visible.Executor()
 		if err != nil {
-			return nil, run.AsAssemblyError(err)
+			err = run.AsAssemblyError(err)
+			var ae *run.AssemblyError
+			if errors.As(err, &ae) && o.Deviations.On(deviation.FirstMissingHandlerOnly) && len(ae.Tools) > 1 {
+				ae.Tools = ae.Tools[:1]
+			}
+			return nil, err
 		}
 		ex = re
 	}
@@ -404,6 +413,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, c
 		Injections:   r.Injections.ByChannel(),
 		Language:     run.Language(r.Language),
 		Measure:      measure,
+		Deviations:   o.Deviations,
 	})
 }
 

@@ -3,9 +3,12 @@ package assembly
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 )
 
 // Message is one entry of the model input.
@@ -87,6 +90,8 @@ type Input struct {
 	GoalFragment string
 	History      []Turn
 	Template     string
+	// Deviations turns on departures from 0010, for selfcheck.
+	Deviations deviation.Set
 }
 
 // Build returns the messages for one model call and their total size.
@@ -102,14 +107,24 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 		msgs = append(msgs, Message{Role: role, Content: text})
 		return nil
 	}
+	dev := in.Deviations
+	if dev.On(deviation.SystemMessage) {
+		if err := add(BlockRunFragment, "system", "You are a helpful agent."); err != nil {
+			return nil, 0, err
+		}
+	}
 	if in.RunFragment != "" {
 		if err := add(BlockRunFragment, RoleUser, in.RunFragment); err != nil {
 			return nil, 0, err
 		}
 	}
-	for _, ch := range SortedChannels(in.Injections) {
+	channels := SortedChannels(in.Injections)
+	if dev.On(deviation.InjectionsUnsorted) {
+		slices.Reverse(channels)
+	}
+	for _, ch := range channels {
 		for _, entry := range in.Injections[ch] {
-			if entry == "" {
+			if entry == "" && !dev.On(deviation.EmptyInjectionKept) {
 				continue
 			}
 			if err := add(BlockInjection, RoleUser, entry); err != nil {

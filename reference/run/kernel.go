@@ -9,6 +9,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
@@ -200,6 +201,7 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 			GoalFragment: k.req.goal,
 			History:      k.history(),
 			Template:     k.req.def.ObservationTemplate,
+			Deviations:   k.req.dev,
 		}, k.req.measure)
 		if err != nil {
 			return nil, 0, err
@@ -230,6 +232,9 @@ func (k *kernel) loop(ctx context.Context) (End, error) {
 			return End{}, k.interrupt(index, "model_call", "", err)
 		}
 		out, err := k.opts.Model.Complete(ctx, input)
+		if err != nil && !isCancel(ctx, err) && k.req.dev.On(deviation.ModelFailureRetried) {
+			out, err = k.opts.Model.Complete(ctx, input)
+		}
 		if err != nil {
 			// Cancelled or failed, the model is not called again (0003.D3).
 			return End{}, k.interrupt(index, "model_call", "", err)
@@ -303,7 +308,16 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	default:
 		if act.Kind == action.KindToolCall {
 			settled.Type = events.TypeToolCall
-			if verr := k.req.tools.Validate(act); verr != nil {
+			_, derived := k.req.executor.(*tools.RegistryExecutor)
+			verr := k.req.tools.Validate(act)
+			if verr != nil && !act.HasArgs && k.req.dev.On(deviation.BareCallAccepted) {
+				act.Arguments, act.HasArgs = map[string]any{}, true
+				verr = k.req.tools.Validate(act)
+			}
+			if !derived && k.req.dev.On(deviation.ValidationSkipped) {
+				verr = nil
+			}
+			if verr != nil {
 				// 0003.D4: validation happens before any executor.
 				out = tools.ActionOutcome{Status: tools.StatusNotExecuted, Observation: verr.Error(), ObservationIsSynthetic: true}
 				break
@@ -332,6 +346,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 			}
 			return End{}, false, fmt.Errorf("step %d: action executor failed (an executor may only fail by cancellation): %w", st.Index, err)
 		}
+		out = k.deviateOutcome(out, rep)
 		settled.ErrorType = rep.ErrorType
 		if act.Kind == action.KindToolCall && out.Status == tools.StatusExecuted && rep.ErrorType == "" {
 			spec, _ := k.req.tools.Lookup(act.Tool)
@@ -347,6 +362,12 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		st.HistoryObservation = k.req.synthetic.EnvError
 	default:
 		st.HistoryObservation = k.req.synthetic.NotExecuted
+		if k.req.dev.On(deviation.InvalidCallsEffective) {
+			k.count.EffectiveSteps++
+		}
+	}
+	if out.Status != tools.StatusExecuted && k.req.dev.On(deviation.HistoryUsesExecutorText) {
+		st.HistoryObservation = out.Observation
 	}
 	k.count.TotalSteps++
 	st.Counters = k.count
@@ -370,11 +391,47 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	settled.Replayed = st.Replayed
 	k.stream.Emit(settled)
 
-	reason := Judge(Verdict{Outcome: out, ToolCompletedRun: completed, Counters: k.count, Budget: k.req.budget})
+	reason := k.judge(Verdict{Outcome: out, ToolCompletedRun: completed, Counters: k.count, Budget: k.req.budget})
 	if reason == "" {
 		return End{}, false, nil
 	}
 	return k.endWith(reason), true, nil
+}
+
+// judge is Judge, with the request's deviations from it.
+func (k *kernel) judge(v Verdict) StopReason {
+	d := k.req.dev
+	if d.On(deviation.EnvErrorContinues) && v.Outcome.Status == tools.StatusEnvError {
+		v.Outcome.Status = tools.StatusNotExecuted
+	}
+	if d.On(deviation.CapsBeforeCompletion) {
+		switch {
+		case v.Counters.EffectiveSteps >= v.Budget.MaxEffectiveSteps:
+			return EffectiveBudgetExhausted
+		case v.Counters.TotalSteps >= v.Budget.MaxTotalSteps:
+			return TotalBudgetExhausted
+		}
+	}
+	r := Judge(v)
+	if d.On(deviation.CompletionMerged) && r == GoalReachedByTool {
+		return GoalReachedByEnvironment
+	}
+	return r
+}
+
+// deviateOutcome applies the request's deviations from 0008.D4's table.
+func (k *kernel) deviateOutcome(out tools.ActionOutcome, rep tools.CallReport) tools.ActionOutcome {
+	d := k.req.dev
+	ordinary := rep.ErrorType != "" && rep.ErrorType != "ToolEnvironmentError" && out.Status == tools.StatusExecuted
+	switch {
+	case ordinary && d.On(deviation.HandlerErrorNotExecuted):
+		out.Status, out.ObservationIsSynthetic = tools.StatusNotExecuted, true
+	case ordinary && d.On(deviation.StackInObservation):
+		out.Observation += "\n\tat handler (tools/handler.go:42)"
+	case out.Status == tools.StatusEnvError && d.On(deviation.EnvErrorExecuted):
+		out.Status = tools.StatusExecuted
+	}
+	return out
 }
 
 func (k *kernel) replayPolicy(a action.Action) tools.ReplayPolicy {

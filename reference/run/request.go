@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
@@ -83,6 +84,9 @@ type RequestConfig struct {
 	Injections   map[string][]string
 	Language     Language
 	Measure      assembly.Measure
+	// Deviations turns on named departures from the design, for
+	// polyloop-conform selfcheck; nil follows the design.
+	Deviations deviation.Set
 }
 
 // Request is one run's complete, checked configuration.
@@ -96,6 +100,7 @@ type Request struct {
 	injections map[string][]string
 	language   Language
 	measure    assembly.Measure
+	dev        deviation.Set
 }
 
 // AssemblyError is a refusal to build a run: nothing was sent to a model.
@@ -156,12 +161,21 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if tmpl == "" {
 		tmpl = assembly.DefaultTemplate
 	}
-	if err := assembly.CheckTemplate(tmpl); err != nil {
+	if err := assembly.CheckTemplate(tmpl); err != nil && !c.Deviations.On(deviation.NoPlaceholderCheck) {
 		return nil, &AssemblyError{Kind: KindTemplate, Message: "run request: " + err.Error(), Err: err}
 	}
 	m := c.Measure
 	if m == nil {
 		m = assembly.RuneCount
+	}
+	if c.Deviations.On(deviation.UnknownBlockZero) {
+		inner := m
+		m = func(t assembly.BlockType, text string) (int, error) {
+			if n, err := inner(t, text); err == nil {
+				return n, nil
+			}
+			return 0, nil
+		}
 	}
 	if err := assembly.ProbeMeasure(m); err != nil {
 		return nil, &AssemblyError{Kind: KindUnmeasurableBlock, Message: "run request: " + err.Error(), Err: err}
@@ -186,7 +200,7 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	for k, v := range c.Injections {
 		inj[k] = append([]string(nil), v...)
 	}
-	return &Request{def: def, goal: c.GoalFragment, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn, injections: inj, language: lang, measure: m}, nil
+	return &Request{def: def, goal: c.GoalFragment, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn, injections: inj, language: lang, measure: m, dev: c.Deviations}, nil
 }
 
 func symmetricDifference(a, b *tools.ToolRegistry) []string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
@@ -48,6 +49,9 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			k.count = st.Counters
 			pendingOutput, pendingIntent = nil, nil
 		case journal.TypeRunEnd:
+			if req.dev.On(deviation.RecordedEndIgnored) {
+				continue
+			}
 			var end End
 			if err := json.Unmarshal(r.Payload, &end); err != nil {
 				return nil, fmt.Errorf("resume: the run end record is unreadable: %w", err)
@@ -95,7 +99,7 @@ func (k *kernel) continueResumed(ctx context.Context, out, intent *journal.Recor
 		// The crash may have come between the last result and the end
 		// record: judge that step again rather than ask for another.
 		last := k.steps[len(k.steps)-1]
-		if reason := Judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
+		if reason := k.judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
 			return k.endWith(reason), nil
 		}
 	}
@@ -119,7 +123,11 @@ func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record,
 		// without asking the model again.
 		return k.settle(ctx, st, settleFresh)
 	}
-	if tools.ReplayPolicy(intent.Replay) != tools.ReplaySafe {
+	safe := tools.ReplayPolicy(intent.Replay) == tools.ReplaySafe
+	if k.req.dev.On(deviation.NeverReplayed) || k.req.dev.On(deviation.SafeNotReplayed) {
+		safe = !safe && k.req.dev.On(deviation.NeverReplayed) || safe && !k.req.dev.On(deviation.SafeNotReplayed)
+	}
+	if !safe {
 		// 0002.D4: whether a NEVER action ran is unknown; a person decides.
 		end := k.endWith(ResumeOutcomeUnknown)
 		end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
