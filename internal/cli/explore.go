@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
-	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/journal"
@@ -66,15 +64,9 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	var kf *knownfail.List
-	if *kfFile != "" {
-		data, err := os.ReadFile(*kfFile)
-		if err != nil {
-			return setupError(s, fmt.Errorf("--known-failing: %w", err))
-		}
-		if kf, err = knownfail.Parse(*kfFile, data); err != nil {
-			return setupError(s, err)
-		}
+	kf, err := loadKnownFailing(*kfFile)
+	if err != nil {
+		return setupError(s, err)
 	}
 	cmdline := *impl
 	if cmdline == "" {
@@ -122,24 +114,10 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Interrupted = ctx.Err() != nil
 	rep.Errors = append(rep.Errors, client.Problems()...)
 	applyKnownFailing(rep, kf, all)
-	var buf bytes.Buffer
-	switch *format {
-	case "json":
-		err = report.JSON(&buf, rep)
-	case "junit":
-		err = report.JUnit(&buf, rep)
-	default:
-		err = report.Text(&buf, rep)
-		fmt.Fprintf(&buf, "explore: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
-			len(explored), tally.points, tally.replays, tally.unknown, tally.failed)
-	}
-	if err == nil && *outFile != "" {
-		err = trajectories.WriteFileAtomic(*outFile, buf.Bytes())
-	} else if err == nil {
-		_, err = s.out.Write(buf.Bytes())
-	}
-	if err != nil {
-		return setupError(s, fmt.Errorf("write report: %w", err))
+	summary := fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
+		len(explored), tally.points, tally.replays, tally.unknown, tally.failed)
+	if err := writeReport(s, *format, *outFile, rep, summary); err != nil {
+		return setupError(s, err)
 	}
 	if !rep.OK() {
 		return ExitFail

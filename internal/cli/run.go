@@ -154,15 +154,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	var kf *knownfail.List
-	if *kfFile != "" {
-		data, err := os.ReadFile(*kfFile)
-		if err != nil {
-			return setupError(s, fmt.Errorf("--known-failing: %w", err))
-		}
-		if kf, err = knownfail.Parse(*kfFile, data); err != nil {
-			return setupError(s, err)
-		}
+	kf, err := loadKnownFailing(*kfFile)
+	if err != nil {
+		return setupError(s, err)
 	}
 	// Output paths are checked before anything runs: a report lost after a
 	// long run, or a directory silently not written, is worse than a
@@ -198,22 +192,8 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	applyKnownFailing(rep, kf, all)
 
-	var buf bytes.Buffer
-	switch *format {
-	case "json":
-		err = report.JSON(&buf, rep)
-	case "junit":
-		err = report.JUnit(&buf, rep)
-	default:
-		err = report.Text(&buf, rep)
-	}
-	if err == nil && *outFile != "" {
-		err = trajectories.WriteFileAtomic(*outFile, buf.Bytes())
-	} else if err == nil {
-		_, err = s.out.Write(buf.Bytes())
-	}
-	if err != nil {
-		return setupError(s, fmt.Errorf("write report: %w", err))
+	if err := writeReport(s, *format, *outFile, rep, ""); err != nil {
+		return setupError(s, err)
 	}
 	if recordErr != nil {
 		return setupError(s, fmt.Errorf("--record: %w; the report above is complete, the recording is not", recordErr))
@@ -275,6 +255,43 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 		}
 	}
 	return out, len(scs) - len(out), recordErr
+}
+
+// loadKnownFailing reads a --known-failing file; "" means none.
+func loadKnownFailing(file string) (*knownfail.List, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--known-failing: %w", err)
+	}
+	return knownfail.Parse(file, data)
+}
+
+// writeReport renders rep in format, with extra lines after a text
+// report, to outFile (atomically) or standard output.
+func writeReport(s stdio, format, outFile string, rep *report.Report, extra string) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = report.JSON(&buf, rep)
+	case "junit":
+		err = report.JUnit(&buf, rep)
+	default:
+		err = report.Text(&buf, rep)
+		buf.WriteString(extra)
+	}
+	if err == nil && outFile != "" {
+		err = trajectories.WriteFileAtomic(outFile, buf.Bytes())
+	} else if err == nil {
+		_, err = s.out.Write(buf.Bytes())
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
 
 // writableFile checks that path can be created (its directory exists and

@@ -412,7 +412,8 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	defer ch.logs.setScenario("")
 	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
 	var crash *scenarios.CrashSpec
-	if o.CrashAt != nil || o.Points {
+	explore := o.CrashAt != nil || o.Points
+	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
 		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
 		if err != nil {
 			c.put(ch)
@@ -420,17 +421,11 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		}
 		defer os.RemoveAll(dir)
 		run.JournalDir = filepath.Join(dir, "run")
-		run.ReportJournalPoints = true
-		crash = o.CrashAt
-	} else if sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
-		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
-		if err != nil {
-			c.put(ch)
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		run.JournalDir = filepath.Join(dir, "run")
-		if sc.Faults.Crash != nil {
+		switch {
+		case explore:
+			run.ReportJournalPoints = true
+			crash = o.CrashAt
+		case sc.Faults.Crash != nil:
 			crash = sc.Faults.Crash
 			run.ReportJournalPoints = true
 		}
