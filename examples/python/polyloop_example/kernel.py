@@ -26,6 +26,19 @@ def code_points(block_type: str, text: str) -> int:
     return len(text)
 
 
+def view(act: Action) -> dict[str, Any]:
+    """The decided action as events show it and a project executor gets it:
+    kind, then code, or tool and (when the call had one) arguments."""
+    v: dict[str, Any] = {"kind": act.kind}
+    if act.kind == "code":
+        v["code"] = act.code
+    else:
+        v["tool"] = act.tool
+        if act.arguments is not None:
+            v["arguments"] = act.arguments
+    return v
+
+
 @dataclass
 class Definition:
     """What every request of an agent shares (0003.D1); the goal is per request."""
@@ -229,14 +242,7 @@ class Run:
         if act.kind == "none":
             event["error"] = act.error
         else:
-            decision: dict[str, Any] = {"kind": act.kind}
-            if act.kind == "code":
-                decision["code"] = act.code
-            else:
-                decision["tool"] = act.tool
-                if act.arguments is not None:
-                    decision["arguments"] = act.arguments
-            event["decision"] = decision
+            event["decision"] = view(act)
         self.emit(event)
         error_type = ""
         completed = False
@@ -319,14 +325,7 @@ class Run:
                 settled = await self.req.executor.settle(act)
                 outcome, error_type = settled.outcome, settled.error_type
             else:
-                view: dict[str, Any] = {"kind": act.kind}
-                if act.kind == "code":
-                    view["code"] = act.code
-                else:
-                    view["tool"] = act.tool
-                    if act.arguments is not None:
-                        view["arguments"] = act.arguments
-                outcome, error_type = await self.req.executor(view), ""
+                outcome, error_type = await self.req.executor(view(act)), ""
         except asyncio.CancelledError:
             self.halt(Stop(index, "tool_call", act.tool))
             raise
