@@ -100,6 +100,17 @@ func selfcheckCmd(ctx context.Context, args []string, s stdio) int {
 			idle = append(idle, sc.ID)
 		}
 	}
+	if len(idle) > 0 {
+		fmt.Fprintf(s.out, "\nMUST scenarios that catch none of these deviations: %s\n", strings.Join(idle, ", "))
+		// Against every deviation, a MUST scenario that catches none is dead
+		// weight: either it checks nothing the others do not, or a deviation
+		// of its decision is missing. With --mutant choosing some, it is only
+		// reported.
+		if *glob == "*" {
+			problems += len(idle)
+			fmt.Fprintln(s.out, "  FAIL: each of these MUST scenarios catches no deviation; add the deviation of the decision it checks, or sharpen it")
+		}
+	}
 	fmt.Fprintf(s.out, "\n%d deviations, %d killed, %d problems; %d of %d MUST scenarios catch none of these deviations\n",
 		len(devs), len(devs)-countZero(killers), problems, len(idle), countMust(scs))
 	if problems > 0 {

@@ -332,6 +332,31 @@ func TearTail(dir string) error {
 	return nil
 }
 
+// deviateSpecs applies the registry deviations: a later spec of the same
+// name replaces the earlier, a schema that does not compile accepts any
+// object.
+func deviateSpecs(specs []tools.ToolSpec, d deviation.Set, cache *tools.SchemaCache) []tools.ToolSpec {
+	if d.On(deviation.DuplicateNamesAccepted) {
+		var out []tools.ToolSpec
+		for _, s := range specs {
+			if i := slices.IndexFunc(out, func(o tools.ToolSpec) bool { return o.Name == s.Name }); i >= 0 {
+				out[i] = s
+				continue
+			}
+			out = append(out, s)
+		}
+		specs = out
+	}
+	if d.On(deviation.BrokenSchemaAccepted) {
+		for i := range specs {
+			if _, err := tools.NewRegistryWithCache(cache, specs[i]); err != nil {
+				specs[i].Parameters = map[string]any{"type": "object"}
+			}
+		}
+	}
+	return specs
+}
+
 // BuildRequest assembles phase i of sc; assembly failures come back as
 // *run.AssemblyError.
 func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o Options) (*run.Request, error) {
@@ -355,16 +380,26 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 				}
 				return out, err
 			}
+		} else if o.Deviations.On(deviation.LazyHandlerCheck) {
+			name := t.Name
+			spec.Handler = func(context.Context, map[string]any) (string, error) {
+				return "", fmt.Errorf("tool %s has no handler", name)
+			}
 		}
 		specs = append(specs, spec)
 	}
+	specs = deviateSpecs(specs, o.Deviations, cache)
 	full, err := tools.NewRegistryWithCache(cache, specs...)
 	if err != nil {
 		return nil, run.AsAssemblyError(err)
 	}
 	visible := full
 	if r.VisibleTools != nil {
-		if visible, err = full.RestrictTo(r.VisibleTools...); err != nil {
+		names := r.VisibleTools
+		if o.Deviations.On(deviation.UnknownRestrictDropped) {
+			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { _, ok := full.Lookup(n); return !ok })
+		}
+		if visible, err = full.RestrictTo(names...); err != nil {
 			return nil, run.AsAssemblyError(err)
 		}
 	}

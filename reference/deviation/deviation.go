@@ -36,6 +36,14 @@ const (
 	FirstMissingHandlerOnly Name = "first-missing-handler-only"
 	BareCallAccepted        Name = "bare-call-accepted"
 	ValidationSkipped       Name = "validation-skipped-for-project-executor"
+	ZeroCapsAccepted        Name = "zero-caps-accepted"
+	CancelEndsRun           Name = "cancel-ends-run"
+	LazyHandlerCheck        Name = "lazy-handler-check"
+	MismatchAccepted        Name = "registry-mismatch-accepted"
+	JournalErrorIgnored     Name = "journal-error-ignored"
+	DuplicateNamesAccepted  Name = "duplicate-names-accepted"
+	BrokenSchemaAccepted    Name = "broken-schema-accepted"
+	UnknownRestrictDropped  Name = "unknown-restrict-names-dropped"
 )
 
 // Deviation describes one switch.
@@ -68,6 +76,14 @@ func All() []Deviation {
 		{FirstMissingHandlerOnly, "0008.D2.names", "executor() names only the first spec without a handler"},
 		{BareCallAccepted, "0003.D6.bare-call", "a call with no arguments object passes validation when the schema allows {}"},
 		{ValidationSkipped, "0003.D4", "calls to a project executor are not validated first"},
+		{ZeroCapsAccepted, "0004.D1.min", "a cap below 1 is accepted"},
+		{CancelEndsRun, "0004.D4", "a cancelled run journals an end with reason cancelled instead of stopping resumable"},
+		{LazyHandlerCheck, "0008.D2", "executor() does not check for missing handlers; a call to one fails when made"},
+		{MismatchAccepted, "0006.D3", "a RegistryExecutor from another registry than the visible one is accepted"},
+		{JournalErrorIgnored, "0002.D6", "a failed journal write is ignored and the run goes on"},
+		{DuplicateNamesAccepted, "0006.D6.construction", "a second tool with the same name replaces the first"},
+		{BrokenSchemaAccepted, "0006.D6.construction", "a parameter schema that does not compile is taken as accepting any object"},
+		{UnknownRestrictDropped, "0006.D6", "restrict_to leaves out names the registry does not have instead of refusing them"},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -164,10 +164,19 @@ func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	return k.finish(end)
 }
 
+// endedInstead carries the end a CancelEndsRun deviation writes.
+type endedInstead struct{ end End }
+
+func (e *endedInstead) Error() string { return "ended instead of interrupted" }
+
 // stopped returns what a run that did not end has to show: for an
 // interruption the steps settled so far beside the error, for anything
 // else the error alone.
 func (k *kernel) stopped(err error) (*Result, error) {
+	var ei *endedInstead
+	if errors.As(err, &ei) {
+		return k.finish(ei.end)
+	}
 	var in *Interrupted
 	if !errors.As(err, &in) {
 		return nil, err
@@ -180,7 +189,10 @@ func (k *kernel) write(r journal.Record) error {
 	if k.journal == nil {
 		return nil
 	}
-	return k.journal.Append(r)
+	if err := k.journal.Append(r); err != nil && !k.req.dev.On(deviation.JournalErrorIgnored) {
+		return err
+	}
+	return nil
 }
 
 func (k *kernel) history() []assembly.Turn {
@@ -262,6 +274,11 @@ func (k *kernel) endWith(reason StopReason) End {
 // interrupt stops the run without an end (see Interrupted): nothing is
 // journalled, and the audit stream says where the run stopped.
 func (k *kernel) interrupt(step int, during, tool string, err error) error {
+	if k.req.dev.On(deviation.CancelEndsRun) && errors.Is(err, context.Canceled) {
+		end := k.endWith("cancelled")
+		end.Detail = &EndDetail{Step: step, During: during, Tool: tool}
+		return &endedInstead{end}
+	}
 	k.stream.Emit(events.Event{Type: events.TypeRunInterrupted, Step: step, Tool: tool})
 	return &Interrupted{Step: step, During: during, Tool: tool, Err: err}
 }

@@ -149,10 +149,10 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if c.Definition == nil || c.Tools == nil || c.Executor == nil {
 		return nil, &AssemblyError{Kind: KindMissingPart, Message: "run request: Definition, Tools and Executor are all required"}
 	}
-	if c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1 {
+	if (c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1) && !c.Deviations.On(deviation.ZeroCapsAccepted) {
 		return nil, &AssemblyError{Kind: KindInvalidBudget, Message: fmt.Sprintf("run request: both budget caps must be at least 1 (effective %d, total %d)", c.Budget.MaxEffectiveSteps, c.Budget.MaxTotalSteps)}
 	}
-	if re, ok := c.Executor.(*tools.RegistryExecutor); ok && !re.Registry().SameTools(c.Tools) {
+	if re, ok := c.Executor.(*tools.RegistryExecutor); ok && !re.Registry().SameTools(c.Tools) && !c.Deviations.On(deviation.MismatchAccepted) {
 		// 0006.D3: a derived executor must dispatch exactly the tools the model sees.
 		return nil, &AssemblyError{Kind: KindRegistryMismatch, Tools: symmetricDifference(re.Registry(), c.Tools),
 			Message: "run request: the RegistryExecutor was derived from a different registry than the visible tools; call Executor() on the registry you pass as Tools (after RestrictTo, not before)"}
