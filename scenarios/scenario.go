@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -30,6 +31,24 @@ type Scenario struct {
 // Line returns the line of the node at a JSON pointer, or of its nearest
 // ancestor that has one; 0 when unknown.
 func (s *Scenario) Line(pointer string) int { return lineOf(s.lines, pointer) }
+
+// RealPrefix starts the name of a scenario built from a real downstream
+// run (its phases, budgets, tool schemas and recorded failures) rather
+// than from the design text alone.
+const RealPrefix = "real-"
+
+// Family is the group a scenario id belongs to in reports: the part before
+// the first dot ("parse" for parse.fenced-json). Scenarios whose name
+// starts with RealPrefix form a family of their own beside the one they
+// extend ("govdoc.real" for govdoc.real-auditor-pes-happy-path), so a
+// migration team sees its recorded runs apart from the requirement list.
+func Family(id string) string {
+	fam, name, _ := strings.Cut(id, ".")
+	if strings.HasPrefix(name, RealPrefix) {
+		return fam + ".real"
+	}
+	return fam
+}
 
 // Runs returns the scenario's requests: the single request, or the phases.
 func (s *Scenario) Runs() []Request {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
 // Verdicts a report row may carry. KnownFailing is a failure the
@@ -125,7 +126,7 @@ func Text(out io.Writer, r *Report) error {
 	fams := map[string]*fam{}
 	var names []string
 	for _, row := range rows {
-		f, _, _ := strings.Cut(row.Scenario, ".")
+		f := scenarios.Family(row.Scenario)
 		if fams[f] == nil {
 			fams[f] = &fam{}
 			names = append(names, f)
@@ -229,7 +230,7 @@ func JUnit(w io.Writer, r *Report) error {
 	s := junitSuite{Name: "polyloop-conform: " + r.Implementation}
 	var total time.Duration
 	for _, row := range r.sorted() {
-		fam, _, _ := strings.Cut(row.Scenario, ".")
+		fam := scenarios.Family(row.Scenario)
 		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration), SystemErr: row.Stderr}
 		total += row.Duration
 		body := strings.Join(append([]string{row.Note}, row.Problems...), "\n")
