@@ -123,7 +123,8 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	impl := fs.String("impl", "", "run this command line as the implementation under test over the stdio protocol (default: the built-in reference, in process)")
 	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
 	kfFile := fs.String("known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
-	format := fs.String("report", "text", "report format: text, json or junit")
+	format := fs.String("format", "text", "report format: text, json or junit")
+	fs.StringVar(format, "report", "text", "alias of --format")
 	outFile := fs.String("out", "", "write the report to `FILE` instead of standard output")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
 	parallel := fs.Int("p", 1, "run `N` scenarios at once")
@@ -138,7 +139,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, fmt.Errorf("run takes no arguments, got %q", fs.Args()))
 	}
 	if *format != "text" && *format != "json" && *format != "junit" {
-		return setupError(s, fmt.Errorf("--report %q: choose text, json or junit", *format))
+		return setupError(s, fmt.Errorf("--format %q: choose text, json or junit", *format))
 	}
 	if *timeout <= 0 {
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
