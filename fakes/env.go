@@ -325,21 +325,6 @@ func (e *Env) Executor(phase int) ExecutorFunc {
 	}
 }
 
-// Restore sets how many times each tool's handler and each phase's project
-// executor have already been called, as a new process of a crash test
-// learns from the calls the killed one made: scripted behaviours then go on
-// where the environment left off instead of starting over.
-func (e *Env) Restore(handlerCalls map[string]int, executorCalls map[int]int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for t, n := range handlerCalls {
-		e.perTool[t] = n
-	}
-	for p, n := range executorCalls {
-		e.perExecutor[p] = n
-	}
-}
-
 // Record is a snapshot of what the Env saw.
 type Record struct {
 	ModelCalls   int

@@ -51,14 +51,6 @@ func TestHandlersFollowTheirScript(t *testing.T) {
 	}
 }
 
-func TestRestoreContinuesTheScript(t *testing.T) {
-	e := New(scenario(), nil)
-	e.Restore(map[string]int{"seq": 1}, nil)
-	if out, err := e.CallHandler(context.Background(), 0, "seq", nil); err != nil || out != "then" {
-		t.Errorf("after Restore: %q %v", out, err)
-	}
-}
-
 func TestBlockUntilCancelledAndRelease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	blocked := 0

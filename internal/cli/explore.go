@@ -7,18 +7,14 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/report"
-	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/scenarios"
-	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // exploreCmd kills an implementation at every journal write point of every
@@ -38,6 +34,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for one crash point (kill, new process, resume)")
 	parallel := fs.Int("p", 2, "explore `N` crash points at once")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new process's hello")
+	shardFlag := fs.String("shard", "", "explore only shard `K/N` of the crash points (a stable partition; join the shards' JSON reports with merge)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -50,6 +47,10 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration", *timeout))
 	case *parallel < 1:
 		return setupError(s, fmt.Errorf("-p %d: explore at least one point at a time", *parallel))
+	}
+	shard, err := crashpoint.ParseShard(*shardFlag)
+	if err != nil {
+		return setupError(s, err)
 	}
 	if *outFile != "" {
 		if err := writableFile(*outFile); err != nil {
@@ -82,8 +83,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	defer closeDriver()
 	client := d.(*protocol.Client)
-	rep := &report.Report{Implementation: client.Name() + ", crash exploration"}
-	var tally exploreTally
+	rep := &report.Report{Implementation: client.Name() + ", crash exploration" + shardNote(shard)}
 	var explored []*scenarios.Scenario
 	for _, sc := range selected {
 		if !crashpoint.Eligible(sc) {
@@ -97,15 +97,25 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		explored = append(explored, sc)
 	}
 	rows := make([]report.Row, len(explored))
+	results := make([]crashpoint.Result, len(explored))
 	g := new(errgroup.Group)
 	g.SetLimit(max(1, *parallel))
 	for i, sc := range explored {
 		g.Go(func() error {
-			rows[i] = exploreScenario(ctx, client, sc, *timeout, *parallel, &tally)
+			start := time.Now()
+			results[i] = crashpoint.Explore(ctx, client, sc, crashpoint.Options{Timeout: *timeout, Parallel: *parallel, Shard: shard})
+			rows[i] = exploreRow(results[i], sc, time.Since(start))
 			return nil
 		})
 	}
-	g.Wait()
+	_ = g.Wait() // each worker reports through its row
+	var points, replays, unknown, failed int
+	for _, r := range results {
+		points += r.Explored
+		replays += r.Replays
+		unknown += r.Unknown
+		failed += len(r.Failures)
+	}
 	for _, r := range rows {
 		if r.Scenario != "" {
 			rep.Rows = append(rep.Rows, r)
@@ -115,7 +125,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Errors = append(rep.Errors, client.Problems()...)
 	applyKnownFailing(rep, kf, all)
 	summary := fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
-		len(explored), tally.points, tally.replays, tally.unknown, tally.failed)
+		len(explored), points, replays, unknown, failed)
 	if err := writeReport(s, *format, *outFile, rep, summary); err != nil {
 		return setupError(s, err)
 	}
@@ -123,11 +133,6 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		return ExitFail
 	}
 	return ExitOK
-}
-
-type exploreTally struct {
-	mu                               sync.Mutex
-	points, replays, unknown, failed int
 }
 
 func missingOf(req, have []string) []string {
@@ -140,106 +145,24 @@ func missingOf(req, have []string) []string {
 	return out
 }
 
-// withoutCrash is sc with its own crash fault and torn tail removed, so
-// exploration decides where the process dies.
-func withoutCrash(sc *scenarios.Scenario) *scenarios.Scenario {
-	c := *sc
-	c.Faults.Crash, c.Faults.TornTail = nil, false
-	return &c
-}
-
-func exploreScenario(ctx context.Context, client *protocol.Client, sc *scenarios.Scenario, timeout time.Duration, parallel int, t *exploreTally) report.Row {
-	start := time.Now()
-	row := report.Row{Scenario: sc.ID, Decisions: append([]string{"0002.D3", "0002.D4"}, sc.Decisions...)}
-	plain := withoutCrash(sc)
-	var mu sync.Mutex
-	var points []journal.Point
-	env := fakes.New(plain, nil)
-	bctx, cancel := context.WithTimeout(ctx, timeout)
-	tr, err := client.RunWith(bctx, plain, env, protocol.RunOptions{Points: true, OnPoint: func(p protocol.Point) {
-		mu.Lock()
-		points = append(points, journal.Point{Before: p.When == "before", Seq: p.Seq, Type: p.Record, Step: p.Step})
-		mu.Unlock()
-	}})
-	cancel()
-	if err == nil && tr != nil {
-		snap := env.Snapshot()
-		tr.HandlerCalls, tr.ModelCalls = snap.HandlerCalls, snap.ModelCalls
-	}
-	var base *crashpoint.Baseline
-	if err == nil {
-		base, err = crashpoint.NewBaseline(tr, points, env.Snapshot().HandlerCalls)
-	}
-	if err != nil {
-		row.Verdict, row.Problems, row.Duration = report.Fail, []string{"the uninterrupted run: " + err.Error()}, time.Since(start)
+// exploreRow turns one scenario's exploration into a report row.
+func exploreRow(res crashpoint.Result, sc *scenarios.Scenario, took time.Duration) report.Row {
+	row := report.Row{Scenario: sc.ID, Decisions: append([]string{"0002.D3", "0002.D4"}, sc.Decisions...), Duration: took}
+	if res.Baseline != nil {
+		row.Verdict, row.Problems = report.Fail, []string{"the uninterrupted run: " + res.Baseline.Error()}
 		return row
 	}
-	var fails []string
-	var fmu sync.Mutex
-	var counts crashpoint.Report
-	g := new(errgroup.Group)
-	g.SetLimit(max(1, parallel))
-	for _, p := range points {
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				return nil
-			}
-			when := "after"
-			if p.Before {
-				when = "before"
-			}
-			name := trajectories.CrashPointName(when, p.Type, p.Step)
-			env := fakes.New(plain, nil)
-			pctx, cancel := context.WithTimeout(ctx, timeout)
-			got, err := client.RunWith(pctx, plain, env, protocol.RunOptions{CrashAt: &scenarios.CrashSpec{When: when, Record: p.Type, Step: p.Step}})
-			cancel()
-			var found []string
-			var local crashpoint.Report
-			if err != nil {
-				found = []string{"resume lost the run: " + err.Error() + " (0002.D3)"}
-			} else {
-				snap := env.Snapshot()
-				byTool := map[string]int{}
-				for _, c := range snap.HandlerCalls {
-					byTool[c.Tool]++
-				}
-				byStep := map[int]int{}
-				for _, in := range snap.ModelInputs {
-					byStep[fakes.StepOf(in)]++
-				}
-				doc, derr := trajectories.ToGeneric(got)
-				if derr != nil {
-					found = []string{derr.Error()}
-				} else {
-					found = crashpoint.Judge(plain, base, p, got, doc, byTool, byStep, &local)
-				}
-			}
-			fmu.Lock()
-			for _, f := range found {
-				fails = append(fails, name+": "+f)
-			}
-			counts.Replays += local.Replays
-			counts.Unknown += local.Unknown
-			fmu.Unlock()
-			t.mu.Lock()
-			t.points++
-			if len(found) > 0 {
-				t.failed++
-			}
-			t.mu.Unlock()
-			return nil
-		})
-	}
-	g.Wait()
-	t.mu.Lock()
-	t.replays += counts.Replays
-	t.unknown += counts.Unknown
-	t.mu.Unlock()
-	slices.Sort(fails)
-	row.Verdict, row.Problems, row.Duration = report.Pass, fails, time.Since(start)
-	if len(fails) > 0 {
+	row.Verdict, row.Problems = report.Pass, res.Failures
+	if len(res.Failures) > 0 {
 		row.Verdict = report.Fail
 	}
-	row.Note = fmt.Sprintf("%d crash points", len(points))
+	row.Note = fmt.Sprintf("%d crash points", res.Explored)
 	return row
+}
+
+func shardNote(s crashpoint.Shard) string {
+	if s.N <= 1 {
+		return ""
+	}
+	return ", shard " + s.String()
 }

@@ -9,26 +9,36 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
-// buildChild compiles crashchild without the race detector into dir.
-func buildChild(t *testing.T) string {
-	t.Helper()
-	exe := filepath.Join(t.TempDir(), "crashchild")
-	cmd := exec.Command("go", "build", "-o", exe, "./crashchild")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the crash child: %v\n%s", err, out)
+// startReference builds polyloop-conform without the race detector (the
+// exploration spawns hundreds of processes) and starts a client on its
+// serve-reference, with extra arguments such as --mutant.
+func startReference(tb testing.TB, extra ...string) *protocol.Client {
+	tb.Helper()
+	exe := filepath.Join(tb.TempDir(), "polyloop-conform")
+	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
+		tb.Fatalf("build polyloop-conform: %v\n%s", err, out)
 	}
-	return exe
+	args := append([]string{"serve-reference"}, extra...)
+	c := &protocol.Client{Command: func() *exec.Cmd { return exec.Command(exe, args...) }}
+	if err := c.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
 }
 
-// TestCrashPoints kills a real child process at every journal write point
-// of every scenario that can run with a journal (the resume scenarios and
-// all other single-request ones without blocking fakes) and checks the
-// resume invariants (0002.D1-D5).
+// TestCrashPoints kills the reference, over the protocol, at every journal
+// write point of every scenario that can run with a journal and checks the
+// resume invariants (0002.D1-D5), exactly as explore does for any
+// implementation.
 func TestCrashPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns hundreds of processes")
@@ -37,7 +47,7 @@ func TestCrashPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := buildChild(t)
+	c := startReference(t)
 	total, replays, unknown, explored, resumeScenarios := 0, 0, 0, 0, 0
 	for _, sc := range scs {
 		if !Eligible(sc) {
@@ -47,24 +57,24 @@ func TestCrashPoints(t *testing.T) {
 			resumeScenarios++
 		}
 		explored++
-		t.Run(sc.ID, func(t *testing.T) {
-			rep, err := Explore(context.Background(), exe, sc, t.TempDir(), runtime.GOMAXPROCS(0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			total += rep.Points
-			replays += rep.Replays
-			unknown += rep.Unknown
-			t.Logf("%s: %d crash points, %d SAFE replays, %d resume_outcome_unknown", sc.ID, rep.Points, rep.Replays, rep.Unknown)
-			for _, f := range rep.Failures {
-				t.Error(f)
-			}
-		})
+		res := Explore(context.Background(), c, sc, Options{Timeout: 30 * time.Second, Parallel: 2 * runtime.GOMAXPROCS(0)})
+		if res.Baseline != nil {
+			t.Errorf("%s: %v", sc.ID, res.Baseline)
+		}
+		if res.Explored != res.Points {
+			t.Errorf("%s: explored %d of %d points", sc.ID, res.Explored, res.Points)
+		}
+		total += res.Explored
+		replays += res.Replays
+		unknown += res.Unknown
+		for _, f := range res.Failures {
+			t.Errorf("%s: %s", sc.ID, f)
+		}
 	}
 	if resumeScenarios == 0 || total == 0 {
 		t.Fatal("no crash point was explored: the resume scenarios are missing")
 	}
-	summary := fmt.Sprintf("crash-point harness: %d scenarios (%d resume scenarios), %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown\n", explored, resumeScenarios, total, replays, unknown)
+	summary := fmt.Sprintf("crash-point exploration: %d scenarios (%d resume scenarios), %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown\n", explored, resumeScenarios, total, replays, unknown)
 	t.Log(summary)
 	// CI asks for the summary in a file, since go test hides a passing test's output.
 	if path := os.Getenv("POLYLOOP_CRASH_SUMMARY"); path != "" {
@@ -74,29 +84,59 @@ func TestCrashPoints(t *testing.T) {
 	}
 }
 
-// BenchmarkKillAndResume measures crash-point exploration: each cycle is a
-// child killed at one journal write point plus a child that resumes.
+// TestExploreCatchesNeverReplayed: a kernel that runs an unfinished NEVER
+// action again after a kill is caught at the point between its intent and
+// its result, citing 0002.D4.
+func TestExploreCatchesNeverReplayed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	sc := load(t, "resume.never-not-replayed.yaml")
+	c := startReference(t, "--mutant", "never-replayed")
+	res := Explore(context.Background(), c, sc, Options{Timeout: 30 * time.Second, Parallel: 2})
+	if res.Baseline != nil {
+		t.Fatal(res.Baseline)
+	}
+	// The kill falls between the NEVER step's intent and its result; only
+	// there can its action be left unfinished.
+	var hits []string
+	for _, f := range res.Failures {
+		if (strings.HasPrefix(f, "after:action_intent:step2: ") || strings.HasPrefix(f, "before:action_result:step2: ")) && strings.Contains(f, "0002.D4") {
+			hits = append(hits, f)
+		}
+	}
+	if len(hits) == 0 {
+		t.Fatalf("never-replayed survived exploration; failures: %q", res.Failures)
+	}
+}
+
+func load(tb testing.TB, file string) *scenarios.Scenario {
+	tb.Helper()
+	data, err := fs.ReadFile(scenarios.Embedded(), file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sc, err := scenarios.Parse(file, data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sc
+}
+
+// BenchmarkKillAndResume measures crash-point exploration over the
+// protocol against serve-reference: each cycle is a process killed at one
+// journal write point plus a new process that resumes.
 func BenchmarkKillAndResume(b *testing.B) {
-	exe := filepath.Join(b.TempDir(), "crashchild")
-	if out, err := exec.Command("go", "build", "-o", exe, "./crashchild").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	data, err := fs.ReadFile(scenarios.Embedded(), "resume.safe-replayed.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc, err := scenarios.Parse("resume.safe-replayed.yaml", data)
-	if err != nil {
-		b.Fatal(err)
-	}
+	sc := load(b, "resume.safe-replayed.yaml")
+	c := startReference(b)
 	cycles := 0
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		rep, err := Explore(context.Background(), exe, sc, b.TempDir(), runtime.GOMAXPROCS(0))
-		if err != nil || len(rep.Failures) > 0 {
-			b.Fatalf("%v %v", err, rep.Failures)
+	for b.Loop() {
+		res := Explore(context.Background(), c, sc, Options{Timeout: 30 * time.Second, Parallel: 2 * runtime.GOMAXPROCS(0)})
+		if res.Baseline != nil || len(res.Failures) > 0 {
+			b.Fatalf("%v %v", res.Baseline, res.Failures)
 		}
-		cycles += rep.Points
+		cycles += res.Explored
 	}
 	b.ReportMetric(float64(cycles)/b.Elapsed().Seconds(), "cycles/s")
 }

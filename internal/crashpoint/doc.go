@@ -1,9 +1,10 @@
-// Package crashpoint explores every journal write point of the resume
-// scenarios with real processes: a child runs the scenario and is killed
-// with SIGKILL at one point, a second child resumes the journal, and the
-// parent checks the resume invariants against an uninterrupted baseline.
+// Package crashpoint explores every journal write point of a scenario on
+// any implementation: an uninterrupted run reports its journal points,
+// then for each point the implementation is killed there, resumed in a new
+// process, and the resume is judged against the uninterrupted run (0002).
 //
-// The harness lives in this package's tests (crashpoint_test.go); the
-// exported pieces here are the child's entry point and the call log that
-// lets the parent count handler and model calls across killed processes.
+// The exploration speaks to implementations through a Runner
+// (*protocol.Client), so the reference is explored exactly like any other
+// implementation, over serve-reference. Judge is a pure function of the
+// scenario, the baseline, the point and what the resumed run did.
 package crashpoint
