@@ -44,6 +44,8 @@ const (
 	DuplicateNamesAccepted  Name = "duplicate-names-accepted"
 	BrokenSchemaAccepted    Name = "broken-schema-accepted"
 	UnknownRestrictDropped  Name = "unknown-restrict-names-dropped"
+	ContextSizeOffByOne     Name = "context-size-off-by-one"
+	SeveralCallsFirst       Name = "several-calls-first-taken"
 )
 
 // Deviation describes one switch.
@@ -84,6 +86,8 @@ func All() []Deviation {
 		{DuplicateNamesAccepted, "0006.D6.construction", "a second tool with the same name replaces the first"},
 		{BrokenSchemaAccepted, "0006.D6.construction", "a parameter schema that does not compile is taken as accepting any object"},
 		{UnknownRestrictDropped, "0006.D6", "restrict_to leaves out names the registry does not have instead of refusing them"},
+		{ContextSizeOffByOne, "0010.D5", "the context size counts one more than the measure gives (a separator or a header counted)"},
+		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped"},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
@@ -220,7 +221,11 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 		}
 		k.input, k.size, k.built = msgs, size, true
 	}
-	return k.input[:len(k.input):len(k.input)], k.size, nil
+	size := k.size
+	if k.req.dev.On(deviation.ContextSizeOffByOne) {
+		size++
+	}
+	return k.input[:len(k.input):len(k.input)], size, nil
 }
 
 // addTurn extends the next input with a settled step.
@@ -294,7 +299,34 @@ func (k *kernel) decide(raw string) (action.Action, error) {
 	if k.req.language == LanguageCode {
 		return action.ParseCode(raw)
 	}
-	return action.ParseJSON(raw)
+	a, err := action.ParseJSON(raw)
+	if err != nil && k.req.dev.On(deviation.SeveralCallsFirst) {
+		if first, ok := firstCall(raw); ok {
+			return action.ParseJSON(first)
+		}
+	}
+	return a, err
+}
+
+// firstCall is deviation SeveralCallsFirst: it keeps the first of several
+// calls in one output (the first object of several, or the first element
+// of an action array), as a port that splits native tool calls might.
+func firstCall(raw string) (string, bool) {
+	text := strings.TrimSpace(raw)
+	text = strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```")
+	dec := json.NewDecoder(strings.NewReader(text))
+	var top map[string]any
+	if dec.Decode(&top) != nil {
+		return "", false
+	}
+	for _, key := range []string{"action", "actions"} {
+		if list, ok := top[key].([]any); ok && len(list) > 0 {
+			top["action"] = list[0]
+			delete(top, "actions")
+		}
+	}
+	b, err := json.Marshal(top)
+	return string(b), err == nil
 }
 
 // settle turns one model output into a settled step, journals it, and asks
