@@ -111,11 +111,11 @@ var _ = func() bool {
 
 func runScenario(ctx context.Context, sc *scenarios.Scenario) {
 	res := suite.Run(ctx, driver(), sc)
-	if res.Status == engine.Skip {
-		Skip(strings.Join(res.Problems, "; "))
+	if res.Skipped != "" {
+		Skip(res.Skipped)
 	}
 	if len(res.Problems) > 0 {
-		Fail(fmt.Sprintf("%s failed against %s:\n  %s", sc.ID, driver().Name(), strings.Join(res.Problems, "\n  ")))
+		Fail(fmt.Sprintf("%s failed against %s:\n  %s", sc.ID, driver().Name(), strings.Join(res.Messages(), "\n  ")))
 	}
 	if *update {
 		ch, err := golden.Write(goldenDir, res.Trajectory, *allowShrink)

@@ -263,3 +263,37 @@ func str(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// Pattern turns a concrete path (steps[2].outcome.status) into the
+// format's pattern for it (steps[*].outcome.status).
+func Pattern(path string) string { return position.ReplaceAllString(path, "[*]") }
+
+var decisionID = regexp.MustCompile(`\b\d{4}\.D\d+(?:\.[a-z][a-z0-9-]*)*`)
+
+// FieldDecisions returns the decisions that govern a path's field, as the
+// format's field descriptions cite them: the field's own citations, or
+// those of its nearest ancestor that cites any. A report groups failures
+// by them, since a wrong field is a wrong decision whichever scenario
+// showed it. It returns nil for a field nothing cites.
+func FieldDecisions(path string) []string {
+	fs, err := Fields()
+	if err != nil {
+		return nil
+	}
+	cites := make(map[string][]string, len(fs))
+	for _, f := range fs {
+		cites[f.Path] = decisionID.FindAllString(f.Meaning, -1)
+	}
+	p := Pattern(path)
+	for p != "" {
+		if ids := cites[p]; len(ids) > 0 {
+			return ids
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i <= 0 {
+			return nil
+		}
+		p = p[:i]
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package trajectories
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,6 +81,24 @@ func TestClassifier_resolvesPathsAgainstTheGolden(t *testing.T) {
 	} {
 		if got := class(path); got != want {
 			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestFieldDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"steps[3].context_size", []string{"0010.D5"}},
+		{"steps[0].counters.effective_steps", []string{"0004.D1"}}, // from the parent
+		{"end.reason", []string{"0004.D2"}},
+		{"resume.replayed_step", []string{"0002.D4"}},
+		{"scenario", nil},
+	} {
+		got := FieldDecisions(tc.path)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("FieldDecisions(%q) = %v, want %v", tc.path, got, tc.want)
 		}
 	}
 }

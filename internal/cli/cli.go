@@ -42,6 +42,8 @@ func commands() map[string]command {
 		"gate":            {"refuse golden and decision changes that do not explain each other; check the upstream lock", gateCmd},
 		"pin":             {"record hashes of the upstream design decisions in the lock file", pinCmd},
 		"coverage":        {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
+		"merge":           {"join the JSON reports of the shards of one run into one report", mergeCmd},
+		"show":            {"one scenario on one page: spec, expect, the decisions it cites with their text, its golden", showCmd},
 	}
 }
 

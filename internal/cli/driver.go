@@ -12,22 +12,33 @@ import (
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
+// driverConfig says which implementation to drive and how.
+type driverConfig struct {
+	impl        string // "" for the in-process reference
+	transcripts string // directory for --transcripts
+	logs        io.Writer
+	handshake   time.Duration
+	trace       bool // keep each scenario's exchange for --trace
+}
+
 // newDriver returns the in-process reference when impl is empty, and a
 // subprocess driver otherwise. The command line runs as /bin/sh -c IMPL in
 // a process group of its own, so it may be any shell command: "cd dir &&
 // ./impl", "VAR=1 impl", ". venv/bin/activate; python3 -m impl".
-func newDriver(ctx context.Context, impl, transcripts string, logs io.Writer, handshake time.Duration) (engine.Driver, func(), error) {
-	if impl == "" {
-		if transcripts != "" {
+func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), error) {
+	if cfg.impl == "" {
+		if cfg.transcripts != "" {
 			return nil, nil, fmt.Errorf("--transcripts records the protocol exchange, so it needs --impl")
 		}
 		return engine.Reference{Schemas: &tools.SchemaCache{}}, func() {}, nil
 	}
+	impl := cfg.impl
 	c := &protocol.Client{
 		Command:          func() *exec.Cmd { return exec.Command("/bin/sh", "-c", impl) },
-		Logs:             logs,
-		Transcripts:      transcripts,
-		HandshakeTimeout: handshake,
+		Logs:             cfg.logs,
+		Transcripts:      cfg.transcripts,
+		HandshakeTimeout: cfg.handshake,
+		Trace:            cfg.trace,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/report"
+	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
@@ -28,9 +29,8 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	impl := fs.String("impl", "", "the implementation's command line (default: this binary's serve-reference)")
 	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
 	kfFile := fs.String("known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
-	format := fs.String("format", "text", "report format: text, json or junit")
-	fs.StringVar(format, "report", "text", "alias of --format")
-	outFile := fs.String("out", "", "write the report to `FILE` instead of standard output")
+	var out reportFlags
+	out.register(fs, false)
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for one crash point (kill, new process, resume)")
 	parallel := fs.Int("p", 2, "explore `N` crash points at once")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new process's hello")
@@ -41,21 +41,17 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	switch {
 	case fs.NArg() > 0:
 		return setupError(s, fmt.Errorf("explore takes no arguments, got %q", fs.Args()))
-	case *format != "text" && *format != "json" && *format != "junit":
-		return setupError(s, fmt.Errorf("--format %q: choose text, json or junit", *format))
 	case *timeout <= 0:
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration", *timeout))
 	case *parallel < 1:
 		return setupError(s, fmt.Errorf("-p %d: explore at least one point at a time", *parallel))
 	}
-	shard, err := crashpoint.ParseShard(*shardFlag)
-	if err != nil {
+	if err := out.check(); err != nil {
 		return setupError(s, err)
 	}
-	if *outFile != "" {
-		if err := writableFile(*outFile); err != nil {
-			return setupError(s, fmt.Errorf("--out: %w", err))
-		}
+	sh, err := shard.Parse(*shardFlag)
+	if err != nil {
+		return setupError(s, err)
 	}
 	all, _, err := src.load()
 	if err != nil {
@@ -77,21 +73,21 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		}
 		cmdline = exe + " serve-reference"
 	}
-	d, closeDriver, err := newDriver(ctx, cmdline, "", s.err, *handshake)
+	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *handshake})
 	if err != nil {
 		return setupError(s, err)
 	}
 	defer closeDriver()
 	client := d.(*protocol.Client)
-	rep := &report.Report{Implementation: client.Name() + ", crash exploration" + shardNote(shard)}
+	rep := newReport(client.Name()+", crash exploration"+report.ShardSuffix(sh.String()), "explore", args)
 	var explored []*scenarios.Scenario
 	for _, sc := range selected {
 		if !crashpoint.Eligible(sc) {
 			continue
 		}
-		if missing := missingOf(sc.Requires, append(client.Capabilities(), "resume")); len(missing) > 0 || !slices.Contains(client.Capabilities(), "resume") {
-			rep.Rows = append(rep.Rows, report.Row{Scenario: sc.ID, Verdict: report.Skip, Decisions: sc.Decisions,
-				Problems: []string{"implementation does not claim " + strings.Join(append(missing, "resume"), ", ")}})
+		if missing := missingOf(append(slices.Clone(sc.Requires), "resume"), client.Capabilities()); len(missing) > 0 {
+			rep.Rows = append(rep.Rows, report.Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Verdict: report.Skip, Decisions: sc.Decisions,
+				Note: "implementation does not claim " + strings.Join(missing, ", ")})
 			continue
 		}
 		explored = append(explored, sc)
@@ -103,30 +99,28 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	for i, sc := range explored {
 		g.Go(func() error {
 			start := time.Now()
-			results[i] = crashpoint.Explore(ctx, client, sc, crashpoint.Options{Timeout: *timeout, Parallel: *parallel, Shard: shard})
+			results[i] = crashpoint.Explore(ctx, client, sc, crashpoint.Options{Timeout: *timeout, Parallel: *parallel, Shard: sh})
 			rows[i] = exploreRow(results[i], sc, time.Since(start))
 			return nil
 		})
 	}
 	_ = g.Wait() // each worker reports through its row
 	var points, replays, unknown, failed int
-	for _, r := range results {
+	for i, r := range results {
 		points += r.Explored
 		replays += r.Replays
 		unknown += r.Unknown
 		failed += len(r.Failures)
-	}
-	for _, r := range rows {
-		if r.Scenario != "" {
-			rep.Rows = append(rep.Rows, r)
+		if rows[i].Scenario != "" && (r.Explored > 0 || r.Baseline != nil) {
+			rep.Rows = append(rep.Rows, rows[i])
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil
 	rep.Errors = append(rep.Errors, client.Problems()...)
-	applyKnownFailing(rep, kf, all)
+	report.ApplyKnownFailing(rep, kf, ids(all))
 	summary := fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
 		len(explored), points, replays, unknown, failed)
-	if err := writeReport(s, *format, *outFile, rep, summary); err != nil {
+	if err := out.emit(s, rep, summary); err != nil {
 		return setupError(s, err)
 	}
 	if !rep.OK() {
@@ -145,24 +139,22 @@ func missingOf(req, have []string) []string {
 	return out
 }
 
-// exploreRow turns one scenario's exploration into a report row.
+// exploreRow turns one scenario's exploration into a report row: each
+// failing crash point is one problem, citing the resume decisions.
 func exploreRow(res crashpoint.Result, sc *scenarios.Scenario, took time.Duration) report.Row {
-	row := report.Row{Scenario: sc.ID, Decisions: append([]string{"0002.D3", "0002.D4"}, sc.Decisions...), Duration: took}
+	decs := append([]string{"0002.D3", "0002.D4"}, sc.Decisions...)
+	row := report.Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: res.Explored}
 	if res.Baseline != nil {
-		row.Verdict, row.Problems = report.Fail, []string{"the uninterrupted run: " + res.Baseline.Error()}
+		row.Verdict = report.Fail
+		row.Problems = []report.Problem{{Source: "run", Message: "the uninterrupted run: " + res.Baseline.Error(), Decisions: decs}}
 		return row
 	}
-	row.Verdict, row.Problems = report.Pass, res.Failures
-	if len(res.Failures) > 0 {
+	row.Verdict, row.Note = report.Pass, report.CrashPointsNote(res.Explored)
+	for _, f := range res.Failures {
+		row.Problems = append(row.Problems, report.Problem{Source: "explore", Message: f, Decisions: decs})
+	}
+	if len(row.Problems) > 0 {
 		row.Verdict = report.Fail
 	}
-	row.Note = fmt.Sprintf("%d crash points", res.Explored)
 	return row
-}
-
-func shardNote(s crashpoint.Shard) string {
-	if s.N <= 1 {
-		return ""
-	}
-	return ", shard " + s.String()
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +20,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/report"
+	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -123,9 +124,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	impl := fs.String("impl", "", "run this command line as the implementation under test over the stdio protocol (default: the built-in reference, in process)")
 	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
 	kfFile := fs.String("known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
-	format := fs.String("format", "text", "report format: text, json or junit")
-	fs.StringVar(format, "report", "text", "alias of --format")
-	outFile := fs.String("out", "", "write the report to `FILE` instead of standard output")
+	var out reportFlags
+	out.register(fs, true)
+	shardFlag := fs.String("shard", "", "run only shard `K/N` of the scenarios (a stable partition; join the shards' JSON reports with merge)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
 	parallel := fs.Int("p", 1, "run `N` scenarios at once")
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
@@ -138,8 +139,12 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if fs.NArg() > 0 {
 		return setupError(s, fmt.Errorf("run takes no arguments, got %q", fs.Args()))
 	}
-	if *format != "text" && *format != "json" && *format != "junit" {
-		return setupError(s, fmt.Errorf("--format %q: choose text, json or junit", *format))
+	if err := out.check(); err != nil {
+		return setupError(s, err)
+	}
+	sh, err := shard.Parse(*shardFlag)
+	if err != nil {
+		return setupError(s, err)
 	}
 	if *timeout <= 0 {
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
@@ -155,18 +160,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
+	selected = slices.DeleteFunc(selected, func(sc *scenarios.Scenario) bool { return !sh.Has(sc.ID) })
 	kf, err := loadKnownFailing(*kfFile)
 	if err != nil {
 		return setupError(s, err)
 	}
-	// Output paths are checked before anything runs: a report lost after a
-	// long run, or a directory silently not written, is worse than a
-	// refusal to start.
-	if *outFile != "" {
-		if err := writableFile(*outFile); err != nil {
-			return setupError(s, fmt.Errorf("--out: %w", err))
-		}
-	}
+	// Output directories are checked before anything runs: a directory
+	// silently not written is worse than a refusal to start.
 	for _, d := range []struct{ flag, dir string }{{"transcripts", *transcripts}, {"record", *record}} {
 		if d.dir == "" {
 			continue
@@ -175,13 +175,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 			return setupError(s, fmt.Errorf("--%s: %w", d.flag, err))
 		}
 	}
-	driver, closeDriver, err := newDriver(ctx, *impl, *transcripts, s.err, *handshake)
+	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace})
 	if err != nil {
 		return setupError(s, err)
 	}
 	defer closeDriver()
 	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict}
-	rep := &report.Report{Implementation: driver.Name()}
+	rep := newReport(driver.Name()+report.ShardSuffix(sh.String()), "run", args)
 	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
@@ -191,16 +191,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if c, ok := driver.(interface{ Problems() []string }); ok {
 		rep.Errors = append(rep.Errors, c.Problems()...)
 	}
-	applyKnownFailing(rep, kf, all)
+	report.ApplyKnownFailing(rep, kf, ids(all))
 
-	if err := writeReport(s, *format, *outFile, rep, ""); err != nil {
+	if err := out.emit(s, rep, ""); err != nil {
 		return setupError(s, err)
 	}
 	if recordErr != nil {
 		return setupError(s, fmt.Errorf("--record: %w; the report above is complete, the recording is not", recordErr))
-	}
-	if *outFile != "" {
-		fmt.Fprintf(s.out, "%s (report in %s)\n", rep.Summary(), *outFile)
 	}
 	if !rep.OK() {
 		return ExitFail
@@ -216,6 +213,7 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 	rows := make([]report.Row, len(scs))
 	ran := make([]bool, len(scs))
 	stderr, _ := d.(interface{ Stderr(id string) string })
+	traces, _ := d.(interface{ Transcript(id string) string })
 	var recordMu sync.Mutex
 	var recordErr error
 	g := new(errgroup.Group)
@@ -229,9 +227,17 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 				return nil
 			}
 			res := suite.Run(ctx, d, scs[i])
-			row := report.Row{Scenario: res.Scenario, Verdict: string(res.Status), Decisions: res.Decisions, Problems: res.Problems, Details: res.Details, Duration: res.Duration}
-			if ctx.Err() != nil && res.Status == engine.Fail {
-				row.Note = "interrupted by a signal before it finished"
+			row := report.RowOf(scs[i], res)
+			if row.Verdict == report.Fail {
+				if ctx.Err() != nil {
+					row.Note = "interrupted by a signal before it finished"
+				}
+				if res.Trajectory != nil {
+					row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory)
+				}
+				if traces != nil {
+					row.Transcript = traces.Transcript(res.Scenario)
+				}
 			}
 			if stderr != nil {
 				row.Stderr = stderr.Stderr(res.Scenario)
@@ -270,31 +276,6 @@ func loadKnownFailing(file string) (*knownfail.List, error) {
 	return knownfail.Parse(file, data)
 }
 
-// writeReport renders rep in format, with extra lines after a text
-// report, to outFile (atomically) or standard output.
-func writeReport(s stdio, format, outFile string, rep *report.Report, extra string) error {
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = report.JSON(&buf, rep)
-	case "junit":
-		err = report.JUnit(&buf, rep)
-	default:
-		err = report.Text(&buf, rep)
-		buf.WriteString(extra)
-	}
-	if err == nil && outFile != "" {
-		err = trajectories.WriteFileAtomic(outFile, buf.Bytes())
-	} else if err == nil {
-		_, err = s.out.Write(buf.Bytes())
-	}
-	if err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	return nil
-}
-
 // writableFile checks that path can be created (its directory exists and
 // takes a new file), without leaving anything behind.
 func writableFile(path string) error {
@@ -315,32 +296,13 @@ func writableDir(dir string) error {
 	return writableFile(filepath.Join(dir, "x"))
 }
 
-func applyKnownFailing(rep *report.Report, kf *knownfail.List, all []*scenarios.Scenario) {
-	if kf == nil {
-		return
+// ids lists the scenarios' ids.
+func ids(scs []*scenarios.Scenario) []string {
+	out := make([]string, len(scs))
+	for i, sc := range scs {
+		out[i] = sc.ID
 	}
-	for i := range rep.Rows {
-		row := &rep.Rows[i]
-		e, listed := kf.Match(row.Scenario)
-		if !listed {
-			continue
-		}
-		switch row.Verdict {
-		case report.Fail:
-			row.Verdict = report.KnownFailing
-			row.Note = fmt.Sprintf("known failing (%s:%d: %s)", kf.File, e.Line, e.Reason)
-		case report.Pass:
-			row.Verdict = report.Stale
-			row.Note = fmt.Sprintf("passes but is listed as known failing at %s:%d (%s); remove the entry", kf.File, e.Line, e.Pattern)
-		}
-	}
-	ids := make([]string, len(all))
-	for i, sc := range all {
-		ids[i] = sc.ID
-	}
-	for _, e := range kf.Unmatched(ids) {
-		rep.Errors = append(rep.Errors, fmt.Sprintf("%s:%d: pattern %q matches no scenario; remove or fix it", kf.File, e.Line, e.Pattern))
-	}
+	return out
 }
 
 // progress prints a one-line counter on a terminal and nothing elsewhere.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -30,7 +31,7 @@ type Options struct {
 	// Parallel is how many crash points are explored at once.
 	Parallel int
 	// Shard keeps only this shard's crash points; the zero Shard keeps all.
-	Shard Shard
+	Shard shard.Shard
 }
 
 // Result is what exploring one scenario found.

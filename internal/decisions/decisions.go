@@ -182,3 +182,16 @@ func (d Decision) Upstreams() []string {
 	}
 	return out
 }
+
+// Body is the record's prose: its text without the heading and the
+// metadata lines (level, status, upstream, interpretation).
+func (d Decision) Body() string {
+	var out []string
+	for i, line := range strings.Split(d.Text, "\n") {
+		if i == 0 || metaRe.MatchString(line) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}

@@ -104,3 +104,13 @@ func TestProjectRecords(t *testing.T) {
 		t.Errorf("coverage problems:\n%s", strings.Join(cov.Problems, "\n"))
 	}
 }
+
+func TestBodyLeavesOutHeadingAndMetadata(t *testing.T) {
+	ds, err := Parse("x.md", []byte("### 0001.D1 — Title\n- level: MUST\n- status: accepted\n\nThe prose.\nMore.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ds[0].Body(); got != "The prose.\nMore." {
+		t.Errorf("Body = %q", got)
+	}
+}

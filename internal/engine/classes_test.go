@@ -49,19 +49,19 @@ func TestRewordedReferencePassesByDefault(t *testing.T) {
 	d := transformed{change: refdriver.Reword}
 	suite := wholeSuite(t, false)
 	for _, sc := range suite.Scenarios {
-		if res := suite.Run(ctx, d, sc); res.Status != Pass {
-			t.Errorf("%s: reworded reference fails by default:\n  %s", sc.ID, strings.Join(res.Problems, "\n  "))
+		if res := suite.Run(ctx, d, sc); !res.Passed() {
+			t.Errorf("%s: reworded reference fails by default:\n  %s", sc.ID, strings.Join(res.Messages(), "\n  "))
 		}
 	}
 	strict := wholeSuite(t, true)
 	failed := 0
 	for _, sc := range strict.Scenarios {
 		res := strict.Run(ctx, d, sc)
-		if res.Status == Pass {
+		if res.Passed() {
 			continue
 		}
 		failed++
-		for _, p := range res.Details {
+		for _, p := range res.Problems {
 			if p.Source != "golden" || !textPath(p.Path) {
 				t.Errorf("%s: strict failure on a field that is not implementation text: %s", sc.ID, p.Message)
 			}
@@ -112,15 +112,15 @@ func TestRewordingANormativeFieldFails(t *testing.T) {
 				t.Fatalf("no scenario %s", c.scenario)
 			}
 			res := suite.Run(ctx, transformed{change: c.change}, sc)
-			if res.Status != Fail {
+			if res.Passed() {
 				t.Fatalf("passed; want a failure at %s", c.path)
 			}
 			found := false
-			for _, p := range res.Details {
+			for _, p := range res.Problems {
 				found = found || p.Path == c.path
 			}
 			if !found {
-				t.Errorf("no problem at %s:\n  %s", c.path, strings.Join(res.Problems, "\n  "))
+				t.Errorf("no problem at %s:\n  %s", c.path, strings.Join(res.Messages(), "\n  "))
 			}
 		})
 	}
@@ -152,11 +152,11 @@ func TestUnsortedInjectionsFail(t *testing.T) {
 		}
 	}
 	res := suite.Run(context.Background(), transformed{change: unsorted}, sc)
-	if res.Status != Fail {
+	if res.Passed() {
 		t.Fatal("an implementation that keeps the caller's channel order passed context.injections-sorted")
 	}
 	var paths []string
-	for _, p := range res.Details {
+	for _, p := range res.Problems {
 		paths = append(paths, p.Source+" "+p.Path)
 	}
 	joined := strings.Join(paths, "\n")
@@ -180,7 +180,7 @@ func TestTimeoutIsReportedAsATimeout(t *testing.T) {
 	suite := wholeSuite(t, false)
 	suite.Timeout = 20 * time.Millisecond
 	res := suite.Run(context.Background(), slow{}, suite.Scenarios[0])
-	if res.Status != Fail || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "timed out after 20ms (--timeout)") {
-		t.Errorf("%v: %q", res.Status, res.Problems)
+	if res.Passed() || len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, "timed out after 20ms (--timeout)") {
+		t.Errorf("%q", res.Messages())
 	}
 }

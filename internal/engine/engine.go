@@ -60,26 +60,31 @@ func (r Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.E
 	return refdriver.Run(ctx, sc, env, refdriver.Options{Schemas: r.Schemas, Deviations: r.Deviations})
 }
 
-// Status is a scenario's verdict.
-type Status string
-
-// Verdicts.
-const (
-	Pass Status = "pass"
-	Fail Status = "fail"
-	Skip Status = "skip"
-)
-
-// Result is one scenario's verdict with everything needed to explain it.
+// Result is one scenario's outcome with everything needed to explain it.
+// Verdicts (pass, fail, skip, known failing) are the report's to name; a
+// Result says only whether it was skipped and what was wrong.
 type Result struct {
 	Scenario  string
 	Decisions []string
-	Status    Status
-	// Problems are the Details' messages, for people.
-	Problems   []string
-	Details    []Problem
+	// Skipped says why the scenario did not run (capabilities the
+	// implementation does not claim); "" when it ran.
+	Skipped string
+	// Problems are what is wrong, as data; empty means the scenario passed.
+	Problems   []Problem
 	Trajectory *trajectories.Trajectory
 	Duration   time.Duration
+}
+
+// Passed reports whether the scenario ran and nothing was wrong.
+func (r Result) Passed() bool { return r.Skipped == "" && len(r.Problems) == 0 }
+
+// Messages returns the problems' sentences, for people.
+func (r Result) Messages() []string {
+	out := make([]string, len(r.Problems))
+	for i, p := range r.Problems {
+		out[i] = p.Message
+	}
+	return out
 }
 
 // Suite is a set of scenarios with their goldens.
@@ -127,8 +132,7 @@ func (s *Suite) Missing() []string {
 func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Result {
 	res := Result{Scenario: sc.ID, Decisions: sc.Decisions}
 	if missing := missingCaps(sc.Requires, d.Capabilities()); len(missing) > 0 {
-		res.Status = Skip
-		res.Problems = []string{"implementation does not claim " + strings.Join(missing, ", ")}
+		res.Skipped = "implementation does not claim " + strings.Join(missing, ", ")
 		return res
 	}
 	timeout := s.Timeout
@@ -149,20 +153,20 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 		err = errors.New("the run was still going when the time limit cancelled it")
 	}
 	if err != nil {
-		res.Status = Fail
+		var msg string
 		switch {
 		case errors.Is(tctx.Err(), context.DeadlineExceeded):
-			res.Problems = []string{fmt.Sprintf("timed out after %s (--timeout): %v", timeout, err)}
+			msg = fmt.Sprintf("timed out after %s (--timeout): %v", timeout, err)
 		case errors.Is(err, fakes.ErrScriptExhausted):
 			hint := "the run did not stop where the scenario expects"
 			if e := sc.Expect.End; e != nil {
 				hint += fmt.Sprintf(" (expected end: %s)", e.Reason)
 			}
-			res.Problems = []string{fmt.Sprintf("%s: %v (%s)", hint, err, strings.Join(sc.Decisions, ", "))}
+			msg = fmt.Sprintf("%s: %v (%s)", hint, err, strings.Join(sc.Decisions, ", "))
 		default:
-			res.Problems = []string{"the implementation could not run the scenario: " + err.Error()}
+			msg = "the implementation could not run the scenario: " + err.Error()
 		}
-		res.Details = []Problem{{Source: "run", Message: res.Problems[0], Decisions: sc.Decisions}}
+		res.Problems = []Problem{{Source: "run", Message: msg, Decisions: sc.Decisions}}
 		return res
 	}
 	snap := env.Snapshot()
@@ -170,19 +174,12 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCalls = snap.ModelCalls
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
-	res.Details = s.Judge(sc, tr)
-	for _, p := range res.Details {
-		res.Problems = append(res.Problems, p.Message)
-	}
-	res.Status = Pass
-	if len(res.Problems) > 0 {
-		res.Status = Fail
-	}
+	res.Problems = s.Judge(sc, tr)
 	return res
 }
 
-// Problem is one reason a scenario failed: Message for people, the other
-// fields for tools (run --report json).
+// Problem is one reason a scenario failed: the fields for tools and for
+// the report's grouping, Message a full sentence for people.
 type Problem struct {
 	// Source is where the problem was found: run (the implementation
 	// could not run the scenario), schema, expect (the scenario's own
@@ -193,7 +190,10 @@ type Problem struct {
 	Want   any    `json:"want,omitempty"`
 	Got    any    `json:"got,omitempty"`
 	// Class is the class of the field at Path (golden problems only).
-	Class     string   `json:"class,omitempty"`
+	Class string `json:"class,omitempty"`
+	// Statement is what is wrong at Path ("path: want X, got Y"), without
+	// the oracle and the citation that Message adds around it.
+	Statement string   `json:"statement,omitempty"`
 	Message   string   `json:"message"`
 	Decisions []string `json:"decisions,omitempty"`
 }
@@ -245,7 +245,7 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 		return append(problems, Problem{Source: "golden", Message: err.Error()})
 	}
 	for _, d := range diffs {
-		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Class: d.Class.String(), Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
+		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Class: d.Class.String(), Statement: d.String(), Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
 		problems = append(problems, p)
 	}
 	return problems
@@ -254,7 +254,7 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 func expectProblems(sc *scenarios.Scenario, doc any, source, prefix, cite string) []Problem {
 	var out []Problem
 	for _, f := range expect.Check(sc, doc) {
-		out = append(out, Problem{Source: source, Path: f.Path, Want: f.Want, Got: f.Got, Message: prefix + f.String() + cite, Decisions: sc.Decisions})
+		out = append(out, Problem{Source: source, Path: f.Path, Want: f.Want, Got: f.Got, Statement: f.String(), Message: prefix + f.String() + cite, Decisions: sc.Decisions})
 	}
 	return out
 }

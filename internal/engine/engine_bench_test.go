@@ -29,8 +29,8 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, sc := range scs {
-			if res := suite.Run(ctx, ref, sc); res.Status != Pass {
-				b.Fatalf("%s: %v", sc.ID, res.Problems)
+			if res := suite.Run(ctx, ref, sc); !res.Passed() {
+				b.Fatalf("%s: %v", sc.ID, res.Messages())
 			}
 		}
 	}

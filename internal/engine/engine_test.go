@@ -49,7 +49,7 @@ func TestJudge(t *testing.T) {
 			// Twice: the second run takes the cached golden.
 			for i := 0; i < 2; i++ {
 				res := suite.Run(ctx, Reference{}, sc)
-				got := strings.Join(res.Problems, "\n")
+				got := strings.Join(res.Messages(), "\n")
 				if tc.want == nil && len(res.Problems) > 0 {
 					t.Fatalf("run %d: problems:\n%s", i, got)
 				}
@@ -58,8 +58,8 @@ func TestJudge(t *testing.T) {
 						t.Errorf("run %d: want %q in:\n%s", i, w, got)
 					}
 				}
-				if (res.Status == Pass) != (tc.want == nil) {
-					t.Errorf("run %d: status %s", i, res.Status)
+				if res.Passed() != (tc.want == nil) {
+					t.Errorf("run %d: passed = %v", i, res.Passed())
 				}
 			}
 		})
@@ -76,7 +76,7 @@ func TestMissingAndSkip(t *testing.T) {
 		}
 	}
 	res := suite.Run(context.Background(), limited{}, sc)
-	if res.Status != Skip || !strings.Contains(res.Problems[0], "does not claim json-actions") {
+	if !strings.Contains(res.Skipped, "does not claim json-actions") {
 		t.Errorf("skip: %+v", res)
 	}
 }

@@ -106,8 +106,8 @@ func regenerate(ctx context.Context, scs []*scenarios.Scenario, goldens map[stri
 	suite := &engine.Suite{Scenarios: scs}
 	for _, sc := range scs {
 		res := suite.Run(ctx, engine.Reference{}, sc)
-		if res.Status != engine.Pass {
-			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s fails against the reference: %s", sc.ID, strings.Join(res.Problems, "; ")))
+		if !res.Passed() {
+			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s fails against the reference: %s", sc.ID, strings.Join(append(res.Messages(), res.Skipped), "; ")))
 			continue
 		}
 		fresh, err := trajectories.Marshal(res.Trajectory)

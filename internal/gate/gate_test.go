@@ -109,8 +109,8 @@ func regenerateGoldens(t *testing.T, dir string) {
 	suite := &engine.Suite{Scenarios: scs}
 	for _, sc := range scs {
 		res := suite.Run(context.Background(), engine.Reference{}, sc)
-		if res.Status != engine.Pass {
-			t.Fatalf("%s: %v", sc.ID, res.Problems)
+		if !res.Passed() {
+			t.Fatalf("%s: %v %s", sc.ID, res.Messages(), res.Skipped)
 		}
 		if _, err := golden.Write(filepath.Join(dir, GoldenDir), res.Trajectory, true); err != nil {
 			t.Fatal(err)

@@ -50,8 +50,8 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				for _, sc := range set.scs {
-					if res := suite.Run(ctx, c, sc); res.Status != engine.Pass {
-						b.Fatalf("%s: %v", sc.ID, res.Problems)
+					if res := suite.Run(ctx, c, sc); !res.Passed() {
+						b.Fatalf("%s: %v", sc.ID, res.Messages())
 					}
 				}
 			}

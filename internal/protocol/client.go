@@ -41,6 +41,9 @@ type Client struct {
 	// replacement process's handshake does not count against the
 	// scenario's own time limit.
 	HandshakeTimeout time.Duration
+	// Trace keeps each scenario's exchange in memory for Transcript (the
+	// report's --trace), one line per message.
+	Trace bool
 
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
@@ -53,6 +56,19 @@ type Client struct {
 	// problems are the runner's own failures (a transcript not written).
 	stderr   map[string]*bytes.Buffer
 	problems []string
+	traces   map[string]string
+}
+
+// maxTrace bounds the exchange kept per scenario for --trace.
+const maxTrace = 256 << 10
+
+// Transcript returns a scenario's protocol exchange (with Trace set): one
+// line per message, "> " for the runner's and "< " for the
+// implementation's.
+func (c *Client) Transcript(id string) string {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	return c.traces[id]
 }
 
 // maxStderr bounds the stderr kept per scenario for reports.
@@ -693,16 +709,32 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 // transcript collects one scenario's exchange for --transcripts.
 type transcript struct {
 	mu    sync.Mutex
-	path  string
+	path  string // "" when only traced
 	lines [][]byte
+	trace strings.Builder
+	keep  func(text string)                // stores the trace, nil without Trace
 	fail  func(format string, args ...any) // reports a write error
 }
 
 func (c *Client) newTranscript(id string) *transcript {
-	if c.Transcripts == "" || !scenarios.IDPattern.MatchString(id) {
+	if (c.Transcripts == "" && !c.Trace) || !scenarios.IDPattern.MatchString(id) {
 		return nil
 	}
-	return &transcript{path: filepath.Join(c.Transcripts, id+".jsonl"), fail: c.problem}
+	t := &transcript{fail: c.problem}
+	if c.Transcripts != "" {
+		t.path = filepath.Join(c.Transcripts, id+".jsonl")
+	}
+	if c.Trace {
+		t.keep = func(text string) {
+			c.logMu.Lock()
+			defer c.logMu.Unlock()
+			if c.traces == nil {
+				c.traces = map[string]string{}
+			}
+			c.traces[id] += text
+		}
+	}
+	return t
 }
 
 func (t *transcript) add(from string, line []byte) {
@@ -724,6 +756,13 @@ func (t *transcript) add(from string, line []byte) {
 	}
 	t.mu.Lock()
 	t.lines = append(t.lines, entry)
+	if t.keep != nil && t.trace.Len() < maxTrace {
+		mark := "> "
+		if from != "runner" {
+			mark = "< "
+		}
+		t.trace.WriteString(mark + strings.TrimSpace(string(line)) + "\n")
+	}
 	t.mu.Unlock()
 }
 
@@ -733,6 +772,12 @@ func (t *transcript) flush() {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.keep != nil {
+		t.keep(t.trace.String())
+	}
+	if t.path == "" {
+		return
+	}
 	var b strings.Builder
 	for _, l := range t.lines {
 		b.Write(l)

@@ -1,9 +1,18 @@
 package report
 
 import (
+	"bytes"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the fixed report")
 
 type failingWriter struct{ after int }
 
@@ -15,12 +24,141 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// fixed is a report of a run against a kernel whose context_size is off by
+// one, with one failure of another kind, a skip, a known failure, a stale
+// entry and a pass: every verdict and both kinds of cause.
+func fixed() *Report {
+	traj := func(size int) []byte {
+		return []byte(`{"steps":[{"index":1,"action":{"kind":"tool_call","tool":"read"},"outcome":{"status":"EXECUTED","observation":"page 1"},"counters":{"effective_steps":1,"total_steps":1},"context_size":` + strconv.Itoa(size) + `}]}`)
+	}
+	ctx := func(id string, want int) Row {
+		return Row{Scenario: id, Level: "MUST", Requires: []string{"json-actions"}, Verdict: Fail, Decisions: []string{"0010.D2"},
+			Problems: []Problem{
+				{Source: "expect", Path: "steps[0].context_size", Want: want, Got: want + 1, Statement: "steps[0].context_size: want " + strconv.Itoa(want) + ", got " + strconv.Itoa(want+1), Message: "expect: …"},
+				{Source: "golden", Path: "steps[0].context_size", Want: want, Got: want + 1, Statement: "steps[0].context_size: want " + strconv.Itoa(want) + ", got " + strconv.Itoa(want+1), Message: "golden: …"},
+			},
+			Stderr: "kernel: step 1\n", Transcript: "> {\"type\":\"run\"}\n< {\"type\":\"result\"}\n", Trajectory: traj(want + 1), Duration: 2 * time.Millisecond}
+	}
+	return &Report{
+		Format: FormatVersion, SuiteVersion: "0.1.0", GeneratedAt: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		Implementation: "off-by-one 1.0", Rerun: "polyloop-conform run --impl 'sh off-by-one.sh'",
+		Rows: []Row{
+			ctx("context.order", 3),
+			ctx("context.goal-per-request", 5),
+			ctx("parse.fenced-json", 2),
+			{Scenario: "outcome.env-error", Level: "MUST", Verdict: Fail, Decisions: []string{"0008.D4.env-error"},
+				Problems: []Problem{{Source: "run", Message: "timed out after 10s (--timeout): the run was still going"}}, Duration: 10 * time.Second},
+			{Scenario: "resume.safe-replayed", Level: "MUST", Verdict: Skip, Decisions: []string{"0002.D4"}, Note: "implementation does not claim resume"},
+			{Scenario: "budget.effective-cap", Level: "MUST", Verdict: KnownFailing, Decisions: []string{"0004.D1"}, Note: "known failing (kf.txt:1: counters come in 2.0)",
+				Problems: []Problem{{Source: "golden", Path: "end.reason", Want: "effective_budget_exhausted", Got: "total_budget_exhausted", Statement: "end.reason: want effective_budget_exhausted, got total_budget_exhausted", Message: "golden: …"}}},
+			{Scenario: "budget.zero-cap-refused", Level: "MUST", Verdict: Stale, Decisions: []string{"0004.D1.min"}, Note: "passes but is listed as known failing at kf.txt:2 (budget.zero-*); remove the entry"},
+			{Scenario: "completion.by-tool", Level: "MUST", Verdict: Pass, Decisions: []string{"0004.D3"}, Duration: time.Millisecond},
+		},
+		Decisions: map[string]Decision{"0010.D2": {Title: "Segment order"}, "0010.D5": {Title: "Context size is measured block by block"}, "0008.D4.env-error": {Title: "A ToolEnvironmentError becomes ENV_ERROR"},
+			"0002.D4": {Title: "An unfinished action is replayed only when its tool is SAFE"}, "0004.D1": {Title: "Two counters"}, "0004.D1.min": {Title: "Both caps at least 1"}, "0004.D3": {Title: "Two completion paths"}},
+	}
+}
+
+// TestGoldenOutputs writes the fixed report in every format and compares
+// with testdata/report.<format>.golden (go test -update rewrites them; read
+// the diff before committing).
+func TestGoldenOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format string
+		opts   Options
+	}{
+		{"report.text", "text", Options{}},
+		{"report.brief.text", "text", Options{Brief: true}},
+		{"report.trace.text", "text", Options{Trace: true}},
+		{"report.json", "json", Options{}},
+		{"report.junit.xml", "junit", Options{}},
+		{"report.html", "html", Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Lookup(tc.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := w(&buf, fixed(), tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/report -update and review the new file)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s differs from %s; go test ./internal/report -update rewrites it, then review the diff\n%s", tc.format, path, firstDifference(want, buf.Bytes()))
+			}
+		})
+	}
+}
+
+func firstDifference(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want " + w + "\n  got  " + g
+		}
+	}
+	return ""
+}
+
+// TestCausesGroupByFieldAcrossScenarios: the off-by-one shows as one cause
+// naming the field pattern, the decision that governs the field (not the
+// scenarios' own), and the count; the expect and golden statements of one
+// path are one line naming both oracles.
+func TestCausesGroupByFieldAcrossScenarios(t *testing.T) {
+	cs := Causes(fixed())
+	if len(cs) != 2 {
+		t.Fatalf("causes = %v, want 2", cs)
+	}
+	first := cs[0].String()
+	for _, want := range []string{"steps[*].context_size", "in 3 scenarios", "0010.D5", "first: context.goal-per-request"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first cause %q lacks %q", first, want)
+		}
+	}
+	if !strings.HasPrefix(cs[1].String(), "timed out after 10s (--timeout) in 1 scenario") {
+		t.Errorf("second cause = %q", cs[1])
+	}
+	lines := Lines(fixed().Rows[0])
+	if len(lines) != 1 || lines[0].String() != "steps[0].context_size: want 3, got 4 (expect and golden)" {
+		t.Errorf("lines = %v", lines)
+	}
+}
+
+// TestBriefIsShort: --brief names the cause first, in under 15 lines.
+func TestBriefIsShort(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Text(&buf, fixed(), Options{Brief: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) >= 15 || !strings.Contains(lines[3], "steps[*].context_size") {
+		t.Errorf("brief report (%d lines):\n%s", len(lines), buf.String())
+	}
+}
+
 // TestTextReportsWriteErrors: a report whose destination fails is an
 // error, wherever in the report the failure comes.
 func TestTextReportsWriteErrors(t *testing.T) {
-	r := &Report{Implementation: "x", Rows: []Row{{Scenario: "a.b", Verdict: Fail, Problems: []string{"p"}}}}
-	for after := 0; after < 6; after++ {
-		if err := Text(&failingWriter{after: after}, r); err == nil {
+	for after := 0; after < 12; after++ {
+		if err := Text(&failingWriter{after: after}, fixed(), Options{}); err == nil {
 			t.Errorf("failure after %d writes went unreported", after)
 		}
 	}
@@ -33,5 +171,55 @@ func TestSummary(t *testing.T) {
 	}
 	if r.OK() {
 		t.Error("an interrupted run with failures is OK")
+	}
+}
+
+func TestLookupNamesTheFormats(t *testing.T) {
+	if _, err := Lookup("pdf"); err == nil || !strings.Contains(err.Error(), "text, json, junit, html") {
+		t.Errorf("Lookup(pdf) = %v", err)
+	}
+}
+
+// TestJSONRoundTripAndMerge: a report read back from JSON equals what was
+// written, and the shards of a run merge into the unsharded report.
+func TestJSONRoundTripAndMerge(t *testing.T) {
+	whole := fixed()
+	var a, b Report = *whole, *whole
+	a.Rows, b.Rows = whole.Rows[:3], whole.Rows[3:]
+	a.Implementation += ShardSuffix("1/2")
+	b.Implementation += ShardSuffix("2/2")
+	var shards []*Report
+	for _, r := range []*Report{&a, &b} {
+		var buf bytes.Buffer
+		if err := JSON(&buf, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadJSON("shard.json", buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, back)
+	}
+	merged, err := Merge(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want bytes.Buffer
+	if err := Text(&got, merged, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(&want, whole, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("merged report differs:\n%s", firstDifference(want.Bytes(), got.Bytes()))
+	}
+	if _, err := ReadJSON("old.json", []byte(`{"implementation":"x"}`)); err == nil {
+		t.Error("a JSON document without the format version was read")
+	}
+	other := *shards[1]
+	other.Implementation = "another kernel"
+	if _, err := Merge([]*Report{shards[0], &other}); err == nil {
+		t.Error("reports of two implementations were merged")
 	}
 }

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBriefNamesTheOneCause: against a kernel whose context size is off by
+// one, the brief report's first cause names the field, the decision that
+// governs it and how many scenarios show it, in under 15 lines.
+func TestBriefNamesTheOneCause(t *testing.T) {
+	selfImpl(t)
+	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--brief", "-p", "4")
+	if code != ExitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) >= 15 {
+		t.Errorf("--brief printed %d lines:\n%s", len(lines), out)
+	}
+	first := regexp.MustCompile(`^  steps\[\*\]\.context_size differs in (\d+) scenarios — 0010\.D5; first: `)
+	m := first.FindStringSubmatch(lines[3])
+	if m == nil {
+		t.Fatalf("first cause is not the context size:\n%s", out)
+	}
+	failed := regexp.MustCompile(`(\d+) failed`).FindStringSubmatch(lines[len(lines)-1])
+	if n, _ := strconv.Atoi(m[1]); failed == nil || n < 50 || strconv.Itoa(n) != failed[1] {
+		t.Errorf("the cause covers %s scenarios, the run failed %v:\n%s", m[1], failed, out)
+	}
+}
+
+// TestTraceShowsTheExchange: --trace prints a failing scenario's protocol
+// exchange and stderr under it, and nothing for passing ones.
+func TestTraceShowsTheExchange(t *testing.T) {
+	selfImpl(t)
+	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool,outcome.env-error", "--trace")
+	if code != ExitFail {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"protocol exchange (runner >, implementation <):", `    > {"type":"run","id":"completion.by-tool"`, `    < {"type":"result","id":"completion.by-tool"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("trace lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `"id":"outcome.env-error"`) {
+		t.Errorf("a passing scenario's exchange was printed:\n%s", out)
+	}
+}
+
+// TestShardsMergeIntoTheWholeRun: run and explore as three shards, merged,
+// report what the unsharded run reports (timings and the shard note
+// aside).
+func TestShardsMergeIntoTheWholeRun(t *testing.T) {
+	selfImpl(t)
+	dir := t.TempDir()
+	for _, cmd := range []struct {
+		name string
+		args []string
+	}{
+		{"run", []string{"run", "--run", "context.*,parse.*,budget.*"}},
+		{"explore", []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.*", "-p", "4"}},
+	} {
+		whole := filepath.Join(dir, cmd.name+"-whole.json")
+		run(t, append(cmd.args, "--format", "json", "--out", whole)...)
+		var parts []string
+		for k := 1; k <= 3; k++ {
+			part := filepath.Join(dir, cmd.name+"-"+strconv.Itoa(k)+".json")
+			run(t, append(cmd.args, "--shard", strconv.Itoa(k)+"/3", "--format", "json", "--out", part)...)
+			parts = append(parts, part)
+		}
+		merged := filepath.Join(dir, cmd.name+"-merged.json")
+		if code, out, errs := run(t, append([]string{"merge", "--format", "json", "--out", merged}, parts...)...); code != ExitOK && code != ExitFail {
+			t.Fatalf("merge: exit %d\n%s\n%s", code, out, errs)
+		}
+		if a, b := normalized(t, whole), normalized(t, merged); a != b {
+			al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+			for i := range min(len(al), len(bl)) {
+				if al[i] != bl[i] {
+					t.Errorf("%s: merged shards differ from the whole run at line %d:\nwhole:  %s\nmerged: %s", cmd.name, i+1, al[i], bl[i])
+					break
+				}
+			}
+			if len(al) != len(bl) {
+				t.Errorf("%s: whole run %d lines, merged %d", cmd.name, len(al), len(bl))
+			}
+		}
+	}
+
+}
+
+// normalized reads a JSON report without what differs between runs:
+// timings and the time stamp.
+func normalized(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "generated_at")
+	rows, _ := doc["scenarios"].([]any)
+	for _, r := range rows {
+		delete(r.(map[string]any), "duration_ns")
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", " ")
+	enc.Encode(doc)
+	return buf.String()
+}

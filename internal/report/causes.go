@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Line is one statement about a failing scenario: every problem found at
+// one path, whichever oracles found it, merged.
+type Line struct {
+	Path string // "" for a problem that is not about a field
+	// Oracles are the sources that found it: run, schema, expect, golden,
+	// golden-expect.
+	Oracles   []string
+	Statement string // "path: want X, got Y", or the problem's sentence
+	Want, Got any
+}
+
+// String renders the line with the oracles that found it.
+func (l Line) String() string {
+	if l.Path == "" {
+		return l.Statement
+	}
+	return fmt.Sprintf("%s (%s)", l.Statement, strings.Join(l.Oracles, " and "))
+}
+
+// Lines merges a row's problems: the expect block's and the golden's
+// statements about the same path become one line naming both oracles.
+// Problems without a path keep their own sentence.
+func Lines(row Row) []Line {
+	var out []Line
+	at := map[string]int{}
+	for _, p := range row.Problems {
+		if p.Path == "" || p.Statement == "" {
+			out = append(out, Line{Oracles: []string{p.Source}, Statement: p.Message})
+			continue
+		}
+		if i, ok := at[p.Path]; ok {
+			if !slices.Contains(out[i].Oracles, p.Source) {
+				out[i].Oracles = append(out[i].Oracles, p.Source)
+			}
+			if p.Source == "golden" {
+				// The golden's statement is the full value; expect may
+				// check only part of it.
+				out[i].Statement, out[i].Want, out[i].Got = p.Statement, p.Want, p.Got
+			}
+			continue
+		}
+		at[p.Path] = len(out)
+		out = append(out, Line{Path: p.Path, Oracles: []string{p.Source}, Statement: p.Statement, Want: p.Want, Got: p.Got})
+	}
+	return out
+}
+
+// Cause is one way an implementation is wrong, seen in one or more
+// scenarios: a field (as a pattern, steps[*].context_size) with the
+// decisions that govern it, or a run-level problem.
+type Cause struct {
+	Field     string   `json:"field,omitempty"`
+	Decisions []string `json:"decisions,omitempty"`
+	// Problem is the sentence of a cause that is not about one field.
+	Problem   string   `json:"problem,omitempty"`
+	Scenarios []string `json:"scenarios"`
+	// First is the first scenario's statement, as evidence.
+	First string `json:"first"`
+}
+
+// String renders the cause as one line.
+func (c Cause) String() string {
+	n := len(c.Scenarios)
+	where := fmt.Sprintf("in %d scenarios", n)
+	if n == 1 {
+		where = "in 1 scenario"
+	}
+	if c.Field == "" {
+		return fmt.Sprintf("%s %s — first: %s", c.Problem, where, c.Scenarios[0])
+	}
+	gov := "its decisions are the scenarios'"
+	if len(c.Decisions) > 0 {
+		gov = strings.Join(c.Decisions, ", ")
+	}
+	return fmt.Sprintf("%s differs %s — %s; first: %s: %s", c.Field, where, gov, c.Scenarios[0], c.First)
+}
+
+// Causes groups the failures of failing rows (not known failing ones) by
+// field pattern, with the decisions that govern the field rather than the
+// scenarios', largest group first. Problems that are not about a field
+// are grouped by their oracle's sentence up to the first colon.
+func Causes(r *Report) []Cause {
+	byKey := map[string]*Cause{}
+	var order []string
+	for _, row := range r.Sorted() {
+		if row.Verdict != Fail {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, l := range Lines(row) {
+			var key string
+			c := Cause{}
+			if l.Path != "" {
+				c.Field = trajectories.Pattern(l.Path)
+				c.Decisions = trajectories.FieldDecisions(l.Path)
+				key = "field " + c.Field
+			} else {
+				c.Problem = problemKind(l.Statement)
+				key = "problem " + c.Problem
+			}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			if byKey[key] == nil {
+				c.First = l.String()
+				byKey[key] = &c
+				order = append(order, key)
+			}
+			byKey[key].Scenarios = append(byKey[key].Scenarios, row.Scenario)
+		}
+	}
+	out := make([]Cause, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	slices.SortStableFunc(out, func(a, b Cause) int { return len(b.Scenarios) - len(a.Scenarios) })
+	return out
+}
+
+// problemKind keeps the general part of a run-level sentence ("timed out
+// after 10s (--timeout)") so that the same failure groups across
+// scenarios whatever details follow.
+func problemKind(s string) string {
+	if i := strings.Index(s, ": "); i > 0 {
+		return s[:i]
+	}
+	return s
+}

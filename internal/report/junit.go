@@ -1,0 +1,173 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name       string        `xml:"name,attr"`
+	Classname  string        `xml:"classname,attr"`
+	Time       string        `xml:"time,attr"`
+	Properties *junitProps   `xml:"properties,omitempty"`
+	Failure    *junitMessage `xml:"failure,omitempty"`
+	Skipped    *junitMessage `xml:"skipped,omitempty"`
+	SystemErr  *junitText    `xml:"system-err,omitempty"`
+}
+
+type junitProps struct {
+	List []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",cdata"`
+}
+
+type junitText struct {
+	Body string `xml:",cdata"`
+}
+
+// JUnit writes JUnit XML: one testsuite per family, one testcase per
+// scenario with classname = family and properties for its decisions, level
+// and requirements. A failure's message is the first cause it shows, its
+// body every line and the rerun command; known failures are skipped with
+// their problems; system-err is the implementation's stderr.
+func JUnit(w io.Writer, r *Report, _ Options) error {
+	first := map[string]string{}
+	for _, c := range Causes(r) {
+		for _, id := range c.Scenarios {
+			if _, ok := first[id]; !ok {
+				first[id] = c.String()
+			}
+		}
+	}
+	all := junitSuites{Name: "polyloop-conform: " + r.Implementation}
+	var total time.Duration
+	byFamily := map[string]int{}
+	for _, row := range r.Sorted() {
+		fam := row.Family()
+		i, ok := byFamily[fam]
+		if !ok {
+			i = len(all.Suites)
+			byFamily[fam] = i
+			ts := ""
+			if !r.GeneratedAt.IsZero() {
+				ts = r.GeneratedAt.Format("2006-01-02T15:04:05")
+			}
+			all.Suites = append(all.Suites, junitSuite{Name: fam, Timestamp: ts})
+		}
+		s := &all.Suites[i]
+		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration)}
+		if row.Stderr != "" {
+			c.SystemErr = &junitText{Body: xmlSafe(row.Stderr)}
+		}
+		props := []junitProp{{"decisions", strings.Join(row.Decisions, " ")}}
+		if row.Level != "" {
+			props = append(props, junitProp{"level", row.Level})
+		}
+		if len(row.Requires) > 0 {
+			props = append(props, junitProp{"requires", strings.Join(row.Requires, " ")})
+		}
+		c.Properties = &junitProps{List: props}
+		var body []string
+		if row.Note != "" {
+			body = append(body, row.Note)
+		}
+		for _, l := range Lines(row) {
+			body = append(body, l.String())
+		}
+		switch row.Verdict {
+		case Fail, Stale:
+			s.Failures++
+			msg := first[row.Scenario]
+			if msg == "" && len(body) > 0 {
+				msg = body[0]
+			}
+			if row.Verdict == Fail {
+				body = append(body, "rerun: "+r.RerunCommand(row.Scenario))
+			}
+			c.Failure = &junitMessage{Message: xmlSafe(msg), Body: xmlSafe(strings.Join(body, "\n"))}
+		case Skip, KnownFailing:
+			s.Skipped++
+			c.Skipped = &junitMessage{Message: xmlSafe(row.Note), Body: xmlSafe(strings.Join(body, "\n"))}
+		}
+		s.Tests++
+		s.Time = secs(parseSecs(s.Time) + row.Duration)
+		total += row.Duration
+		s.Cases = append(s.Cases, c)
+	}
+	if len(r.Errors) > 0 {
+		s := junitSuite{Name: "polyloop-conform", Time: "0.000"}
+		for _, e := range r.Errors {
+			s.Failures++
+			s.Tests++
+			s.Cases = append(s.Cases, junitCase{Name: "run", Classname: "polyloop-conform", Time: "0.000", Failure: &junitMessage{Message: e}})
+		}
+		all.Suites = append(all.Suites, s)
+	}
+	for _, s := range all.Suites {
+		all.Tests += s.Tests
+		all.Failures += s.Failures
+		all.Skipped += s.Skipped
+	}
+	all.Time = secs(total)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+func parseSecs(s string) time.Duration {
+	var f float64
+	fmt.Sscanf(s, "%g", &f)
+	return time.Duration(f * float64(time.Second))
+}
+
+// xmlSafe replaces the characters XML 1.0 cannot carry (control
+// characters an implementation may write to stderr, such as colour
+// escapes) with U+FFFD. encoding/xml splits a "]]>" inside CDATA itself.
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF) {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}

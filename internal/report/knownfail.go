@@ -1,0 +1,35 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/polyloop/polyloop-conform/internal/knownfail"
+)
+
+// ApplyKnownFailing marks the listed failures known failing and the listed
+// passes stale, and records every pattern that matches none of ids (all
+// the scenarios of the suite, not only those that ran) as a run error.
+// The CLI and the ginkgo suite share it.
+func ApplyKnownFailing(r *Report, kf *knownfail.List, ids []string) {
+	if kf == nil {
+		return
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		e, listed := kf.Match(row.Scenario)
+		if !listed {
+			continue
+		}
+		switch row.Verdict {
+		case Fail:
+			row.Verdict = KnownFailing
+			row.Note = fmt.Sprintf("known failing (%s:%d: %s)", kf.File, e.Line, e.Reason)
+		case Pass:
+			row.Verdict = Stale
+			row.Note = fmt.Sprintf("passes but is listed as known failing at %s:%d (%s); remove the entry", kf.File, e.Line, e.Pattern)
+		}
+	}
+	for _, e := range kf.Unmatched(ids) {
+		r.Errors = append(r.Errors, fmt.Sprintf("%s:%d: pattern %q matches no scenario; remove or fix it", kf.File, e.Line, e.Pattern))
+	}
+}

@@ -1,0 +1,244 @@
+// Package report owns what a suite run says: the verdict of each scenario,
+// the causes that group failures across scenarios, and the formats a run
+// is written in (text, json, junit, html), chosen by name from one
+// registry. Rows hold problems as data; every format renders them at the
+// edge.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+// Verdict is a scenario's outcome in a report.
+type Verdict string
+
+// The verdicts. KnownFailing is a failure a known-failing list expected;
+// Stale is a listed scenario that passed (and fails the run, so the list
+// only shrinks).
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Skip         Verdict = "skip"
+	KnownFailing Verdict = "known_failing"
+	Stale        Verdict = "stale"
+)
+
+// Problem is one thing wrong with a scenario's run, as the engine found it.
+type Problem = engine.Problem
+
+// Row is one scenario's line in a report.
+type Row struct {
+	Scenario  string   `json:"scenario"`
+	Level     string   `json:"level,omitempty"`
+	Requires  []string `json:"requires,omitempty"`
+	Verdict   Verdict  `json:"verdict"`
+	Decisions []string `json:"decisions"`
+	// Problems are what is wrong, as data.
+	Problems []Problem `json:"problems,omitempty"`
+	// Note says why a row is skipped, known failing or stale, or what an
+	// exploration covered ("12 crash points").
+	Note string `json:"note,omitempty"`
+	// Stderr is what the implementation wrote to stderr while it ran this
+	// scenario (over the protocol).
+	Stderr string `json:"stderr,omitempty"`
+	// Transcript is the protocol exchange of a failing scenario, one
+	// message per line (kept with --trace).
+	Transcript string `json:"transcript,omitempty"`
+	// Trajectory is what the implementation produced, for failing rows, so
+	// a report can lay the run out step by step.
+	Trajectory json.RawMessage `json:"trajectory,omitempty"`
+	// CrashPoints counts the crash points an exploration killed and
+	// resumed for this scenario.
+	CrashPoints int           `json:"crash_points,omitempty"`
+	Duration    time.Duration `json:"duration_ns"`
+}
+
+// Family is the row's scenario family (scenarios.Family).
+func (r Row) Family() string { return scenarios.Family(r.Scenario) }
+
+// Failed reports whether the row counts against the run.
+func (r Row) Failed() bool { return r.Verdict == Fail || r.Verdict == Stale }
+
+// FormatVersion names the JSON report format; a reader refuses others.
+const FormatVersion = "polyloop.report/v1"
+
+// Report is a whole run.
+type Report struct {
+	Format       string    `json:"format"`
+	SuiteVersion string    `json:"suite_version"`
+	GeneratedAt  time.Time `json:"generated_at"`
+	// Implementation names what ran, as its hello said.
+	Implementation string `json:"implementation"`
+	// Rerun is the command line that reran this run, without --run; each
+	// failure is printed with it, narrowed to the scenario, plus --trace.
+	Rerun  string   `json:"rerun,omitempty"`
+	Rows   []Row    `json:"scenarios"`
+	Errors []string `json:"errors,omitempty"` // run-level problems, e.g. stale known-failing patterns
+	// Interrupted is true when a signal stopped the run; NotRun counts the
+	// scenarios it never started.
+	Interrupted bool `json:"interrupted,omitempty"`
+	NotRun      int  `json:"not_run,omitempty"`
+	// Decisions maps decision IDs to what they say, so a reader sees each
+	// one without the design docs at hand.
+	Decisions map[string]Decision `json:"decisions,omitempty"`
+}
+
+// Decision is a decision record's title and text.
+type Decision struct {
+	Title string `json:"title"`
+	Text  string `json:"text,omitempty"`
+}
+
+// New starts a report for an implementation, stamped now.
+func New(implementation, suiteVersion string) *Report {
+	return &Report{Format: FormatVersion, SuiteVersion: suiteVersion, GeneratedAt: time.Now().UTC().Truncate(time.Second), Implementation: implementation}
+}
+
+// RowOf turns an engine result into a row.
+func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
+	row := Row{Scenario: res.Scenario, Level: sc.Level, Requires: sc.Requires, Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration}
+	switch {
+	case res.Skipped != "":
+		row.Verdict, row.Note = Skip, res.Skipped
+	case len(res.Problems) > 0:
+		row.Verdict = Fail
+	default:
+		row.Verdict = Pass
+	}
+	return row
+}
+
+// Counts tallies verdicts.
+type Counts struct {
+	Passed       int `json:"passed"`
+	Failed       int `json:"failed"`
+	Skipped      int `json:"skipped"`
+	KnownFailing int `json:"known_failing"`
+}
+
+func (c *Counts) add(v Verdict) {
+	switch v {
+	case Pass:
+		c.Passed++
+	case Skip:
+		c.Skipped++
+	case KnownFailing:
+		c.KnownFailing++
+	default:
+		c.Failed++
+	}
+}
+
+// Counts returns the tallies; stale entries count as failures.
+func (r *Report) Counts() Counts {
+	var c Counts
+	for _, row := range r.Rows {
+		c.add(row.Verdict)
+	}
+	return c
+}
+
+// OK reports whether the run passed as a whole.
+func (r *Report) OK() bool { return r.Counts().Failed == 0 && len(r.Errors) == 0 && !r.Interrupted }
+
+// Summary is the closing line: the verdict counts, and run-level errors
+// (an unmatched known-failing pattern, a missing golden) when there are
+// any, so the line never reads "0 failed" for a run that failed.
+func (r *Report) Summary() string {
+	c := r.Counts()
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known failing", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
+	switch n := len(r.Errors); {
+	case n == 1:
+		s += ", 1 error"
+	case n > 1:
+		s += fmt.Sprintf(", %d errors", n)
+	}
+	if r.Interrupted {
+		s += fmt.Sprintf(", %d not run (interrupted)", r.NotRun)
+	}
+	return s
+}
+
+// Sorted returns the rows by scenario id.
+func (r *Report) Sorted() []Row {
+	rows := slices.Clone(r.Rows)
+	slices.SortFunc(rows, func(a, b Row) int { return strings.Compare(a.Scenario, b.Scenario) })
+	return rows
+}
+
+// RerunCommand is the command that reruns one scenario with a trace.
+func (r *Report) RerunCommand(id string) string {
+	base := r.Rerun
+	if base == "" {
+		base = "polyloop-conform run"
+	}
+	return fmt.Sprintf("%s --run '%s' --trace", base, id)
+}
+
+// Tally is a verdict count for one family or decision.
+type Tally struct {
+	Name string
+	Counts
+}
+
+// ByFamily tallies the rows per family, in name order.
+func (r *Report) ByFamily() []Tally {
+	return tally(r.Rows, func(row Row) []string { return []string{row.Family()} })
+}
+
+// ByDecision tallies the rows per decision they cite, in ID order.
+func (r *Report) ByDecision() []Tally {
+	return tally(r.Rows, func(row Row) []string { return row.Decisions })
+}
+
+func tally(rows []Row, keys func(Row) []string) []Tally {
+	m := map[string]*Tally{}
+	for _, row := range rows {
+		for _, k := range keys(row) {
+			t := m[k]
+			if t == nil {
+				t = &Tally{Name: k}
+				m[k] = t
+			}
+			t.add(row.Verdict)
+		}
+	}
+	out := make([]Tally, 0, len(m))
+	for _, t := range m {
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b Tally) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// KeepCitedDecisions drops from r.Decisions every decision that no row
+// cites and no cause is governed by, so a report carries the text it
+// refers to and nothing else.
+func (r *Report) KeepCitedDecisions() {
+	if r.Decisions == nil {
+		return
+	}
+	cited := map[string]bool{}
+	for _, row := range r.Rows {
+		for _, id := range row.Decisions {
+			cited[id] = true
+		}
+	}
+	for _, c := range Causes(r) {
+		for _, id := range c.Decisions {
+			cited[id] = true
+		}
+	}
+	for id := range r.Decisions {
+		if !cited[id] {
+			delete(r.Decisions, id)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Text writes the report for people: the causes, largest first; then each
+// failure with its merged lines and the command that reruns it with a
+// trace; then skips by reason, a table by family, and the totals line.
+// With Brief only the causes and the totals.
+func Text(out io.Writer, r *Report, o Options) error {
+	w := &errWriter{w: out}
+	rows := r.Sorted()
+	fmt.Fprintf(w, "polyloop-conform: %d scenarios against %s\n", len(rows), r.Implementation)
+	causes := Causes(r)
+	if len(causes) > 0 {
+		fmt.Fprintln(w, "\nCauses, largest first:")
+		for i, c := range causes {
+			if o.Brief && i == 8 {
+				fmt.Fprintf(w, "  … and %d more causes (without --brief: every failure)\n", len(causes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+	}
+	if !o.Brief {
+		for _, row := range rows {
+			if !row.Failed() {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s %s  [%s]\n", strings.ToUpper(string(row.Verdict)), row.Scenario, strings.Join(row.Decisions, " "))
+			if row.Note != "" {
+				fmt.Fprintf(w, "  %s\n", row.Note)
+			}
+			for _, l := range Lines(row) {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			if o.Trace {
+				writeTrace(w, row)
+			}
+			if row.Verdict == Fail {
+				fmt.Fprintf(w, "  rerun: %s\n", r.RerunCommand(row.Scenario))
+			}
+		}
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "\nERROR %s\n", e)
+	}
+	if !o.Brief {
+		writeSkips(w, rows)
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%-14s %6s %6s %6s %6s\n", "family", "pass", "fail", "skip", "known")
+		for _, t := range r.ByFamily() {
+			fmt.Fprintf(w, "%-14s %6d %6d %6d %6d\n", t.Name, t.Passed, t.Failed, t.Skipped, t.KnownFailing)
+		}
+	}
+	if r.Interrupted {
+		fmt.Fprintf(w, "\nINTERRUPTED: stopped by a signal; %d scenarios did not run\n", r.NotRun)
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Summary())
+	return w.err
+}
+
+func writeTrace(w io.Writer, row Row) {
+	if row.Transcript != "" {
+		fmt.Fprintln(w, "  protocol exchange (runner >, implementation <):")
+		for _, l := range strings.Split(strings.TrimRight(row.Transcript, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	} else {
+		fmt.Fprintln(w, "  protocol exchange: none recorded (in process, or the implementation never started)")
+	}
+	if row.Stderr != "" {
+		fmt.Fprintln(w, "  stderr:")
+		for _, l := range strings.Split(strings.TrimRight(row.Stderr, "\n"), "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+}
+
+func writeSkips(w io.Writer, rows []Row) {
+	skips := map[string]int{}
+	for _, row := range rows {
+		if row.Verdict == Skip && row.Note != "" {
+			skips[row.Note]++
+		}
+	}
+	if len(skips) == 0 {
+		return
+	}
+	reasons := make([]string, 0, len(skips))
+	for reason := range skips {
+		reasons = append(reasons, reason)
+	}
+	slices.Sort(reasons)
+	fmt.Fprintln(w, "\nSkipped, by the capabilities they need:")
+	for _, reason := range reasons {
+		fmt.Fprintf(w, "  %3d  %s\n", skips[reason], reason)
+	}
+}
