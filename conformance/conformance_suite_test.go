@@ -14,7 +14,9 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/golden"
+	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -35,6 +37,9 @@ func TestConformance(t *testing.T) {
 var (
 	all   = mustLoad()
 	suite = &engine.Suite{Scenarios: all}
+	// known is the known-failing list in POLYLOOP_KNOWN_FAILING, the same
+	// file format and the same rules as run --known-failing.
+	known *knownfail.List
 )
 
 func mustLoad() []*scenarios.Scenario {
@@ -70,6 +75,17 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		impl = c
 		DeferCleanup(c.Close)
 	}
+	if file := os.Getenv("POLYLOOP_KNOWN_FAILING"); file != "" {
+		data, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred(), "POLYLOOP_KNOWN_FAILING")
+		known, err = knownfail.Parse(file, data)
+		Expect(err).NotTo(HaveOccurred())
+		ids := make([]string, len(all))
+		for i, sc := range all {
+			ids[i] = sc.ID
+		}
+		Expect(known.Unmatched(ids)).To(BeEmpty(), "patterns in %s that match no scenario", file)
+	}
 	g, err := trajectories.GoldensFromDir(goldenDir)
 	Expect(err).NotTo(HaveOccurred())
 	if !*update {
@@ -90,7 +106,7 @@ var _ = func() bool {
 	families := map[string][]*scenarios.Scenario{}
 	var order []string
 	for _, sc := range all {
-		fam, _, _ := strings.Cut(sc.ID, ".")
+		fam := scenarios.Family(sc.ID)
 		if _, ok := families[fam]; !ok {
 			order = append(order, fam)
 		}
@@ -111,10 +127,16 @@ var _ = func() bool {
 
 func runScenario(ctx context.Context, sc *scenarios.Scenario) {
 	res := suite.Run(ctx, driver(), sc)
-	if res.Skipped != "" {
-		Skip(res.Skipped)
-	}
-	if len(res.Problems) > 0 {
+	row := report.RowOf(sc, res)
+	report.MarkKnownFailing(&row, known)
+	switch row.Verdict {
+	case report.Skip:
+		Skip(row.Note)
+	case report.KnownFailing:
+		Skip(row.Note + ":\n  " + strings.Join(res.Messages(), "\n  "))
+	case report.Stale:
+		Fail(row.Note)
+	case report.Fail:
 		Fail(fmt.Sprintf("%s failed against %s:\n  %s", sc.ID, driver().Name(), strings.Join(res.Messages(), "\n  ")))
 	}
 	if *update {

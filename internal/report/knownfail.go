@@ -15,21 +15,29 @@ func ApplyKnownFailing(r *Report, kf *knownfail.List, ids []string) {
 		return
 	}
 	for i := range r.Rows {
-		row := &r.Rows[i]
-		e, listed := kf.Match(row.Scenario)
-		if !listed {
-			continue
-		}
-		switch row.Verdict {
-		case Fail:
-			row.Verdict = KnownFailing
-			row.Note = fmt.Sprintf("known failing (%s:%d: %s)", kf.File, e.Line, e.Reason)
-		case Pass:
-			row.Verdict = Stale
-			row.Note = fmt.Sprintf("passes but is listed as known failing at %s:%d (%s); remove the entry", kf.File, e.Line, e.Pattern)
-		}
+		MarkKnownFailing(&r.Rows[i], kf)
 	}
 	for _, e := range kf.Unmatched(ids) {
 		r.Errors = append(r.Errors, fmt.Sprintf("%s:%d: pattern %q matches no scenario; remove or fix it", kf.File, e.Line, e.Pattern))
+	}
+}
+
+// MarkKnownFailing applies the list to one row: a listed failure becomes
+// known failing, a listed pass stale, each with a note citing the entry.
+func MarkKnownFailing(row *Row, kf *knownfail.List) {
+	if kf == nil {
+		return
+	}
+	e, listed := kf.Match(row.Scenario)
+	if !listed {
+		return
+	}
+	switch row.Verdict {
+	case Fail:
+		row.Verdict = KnownFailing
+		row.Note = fmt.Sprintf("known failing (%s:%d: %s)", kf.File, e.Line, e.Reason)
+	case Pass:
+		row.Verdict = Stale
+		row.Note = fmt.Sprintf("passes but is listed as known failing at %s:%d (%s); remove the entry", kf.File, e.Line, e.Pattern)
 	}
 }
