@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromium finds a headless-capable browser. CI sets
+// POLYLOOP_REQUIRE_BROWSER=1 (and installs Debian's chromium), so there a
+// missing browser fails instead of skipping.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("POLYLOOP_REQUIRE_BROWSER") == "1" {
+		t.Fatal("no chromium on PATH; .ci/run installs it with apt-get install chromium")
+	}
+	t.Skip("no chromium on PATH (CI installs it and sets POLYLOOP_REQUIRE_BROWSER=1)")
+	return ""
+}
+
+func headless(t *testing.T, browser string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--user-data-dir=" + t.TempDir()}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("chromium did not finish within 90 s")
+	}
+	if err != nil {
+		t.Fatalf("chromium %v: %v", args, err)
+	}
+	return out
+}
+
+// TestHTMLReportInChromium opens the HTML report of a real run (the
+// off-by-one kernel: 87 failures, the "readable with 100" case) in
+// headless Chromium and checks the rendered page: the counts agree with
+// the JSON report of the same run, a mismatched field is marked, and the
+// filter (driven here by the URL fragment, as a shared link would) hides
+// every row that does not fail. A screenshot is kept in
+// $POLYLOOP_ARTEFACTS when set.
+func TestHTMLReportInChromium(t *testing.T) {
+	browser := chromium(t)
+	selfImpl(t)
+	dir := t.TempDir()
+	page, data := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.json")
+	args := []string{"run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "-p", "4"}
+	if code, out, errs := run(t, append(args, "--format", "html", "--out", page)...); code != ExitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	run(t, append(args, "--format", "json", "--out", data)...)
+	var rep struct {
+		Counts struct{ Passed, Failed int } `json:"counts"`
+	}
+	raw, _ := os.ReadFile(data)
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.Counts.Failed == 0 {
+		t.Fatalf("json report: %v %+v", err, rep.Counts)
+	}
+	html, _ := os.ReadFile(page)
+	if strings.Contains(string(html), "http://") || strings.Contains(string(html), "https://") || strings.Contains(string(html), "<link") {
+		t.Error("the report refers to something outside itself")
+	}
+
+	dom := string(headless(t, browser, "--virtual-time-budget=3000", "--dump-dom", "file://"+page+"#show=fail"))
+	count := func(pattern string) int {
+		m := regexp.MustCompile(pattern).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("rendered page lacks %s", pattern)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	if got := count(`data-count="failed">(\d+) failed<`); got != rep.Counts.Failed {
+		t.Errorf("page shows %d failed, the run failed %d", got, rep.Counts.Failed)
+	}
+	if got := count(`data-count="passed">(\d+) passed<`); got != rep.Counts.Passed {
+		t.Errorf("page shows %d passed, the run passed %d", got, rep.Counts.Passed)
+	}
+	if !regexp.MustCompile(`<mark data-path="steps\[\d+\]\.context_size">`).MatchString(dom) || !strings.Contains(dom, `<span class="want">`) {
+		t.Error("no mismatched context_size field is marked with its wanted value")
+	}
+	if got := count(`<output id="shown"[^>]*>(\d+) shown</output>`); got != rep.Counts.Failed {
+		t.Errorf("the failing filter shows %d rows, want %d", got, rep.Counts.Failed)
+	}
+	hiddenPass := len(regexp.MustCompile(`<li class="row" [^>]*data-verdict="pass"[^>]*hidden=""`).FindAllString(dom, -1))
+	if hiddenPass != rep.Counts.Passed {
+		t.Errorf("the failing filter hid %d passing rows, want %d", hiddenPass, rep.Counts.Passed)
+	}
+	if n := len(regexp.MustCompile(`<li class="row" [^>]*data-verdict="fail"[^>]*hidden=""`).FindAllString(dom, -1)); n != 0 {
+		t.Errorf("the failing filter hid %d failing rows", n)
+	}
+
+	shot := filepath.Join(dir, "report.png")
+	if a := os.Getenv("POLYLOOP_ARTEFACTS"); a != "" {
+		if err := os.MkdirAll(a, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		shot = filepath.Join(a, "report.png")
+	}
+	headless(t, browser, "--window-size=1280,2400", "--virtual-time-budget=3000", "--screenshot="+shot, "file://"+page+"#show=fail")
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("no screenshot at %s: %v", shot, err)
+	}
+}
