@@ -201,7 +201,9 @@ func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
 		s.mu.Unlock()
 		// The call is abandoned: say so, as the protocol asks of every
 		// implementation (0004.D4.release).
-		s.send(&Message{Type: TypeReleased, Call: m.Call})
+		if !s.opts.Deviations.On(deviation.CancelNotReleased) {
+			s.send(&Message{Type: TypeReleased, Call: m.Call})
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -265,6 +267,9 @@ func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
 		// The runner cancelled the run: cancel it here, as lease loss
 		// would, and acknowledge that this call is abandoned.
 		e.cancel()
+		if e.s.opts.Deviations.On(deviation.CancelNotReleased) {
+			return nil, context.Canceled
+		}
 		if err := e.s.send(&Message{Type: TypeReleased, Call: a.Call}); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 			return tr, nil
 		}
 		rec := &events.Recorder{}
-		opts := run.Options{Model: run.ModelFunc(modelFor(env, i)), Sinks: sinks(rec, sc.Faults.Sink)}
+		opts := run.Options{Model: run.ModelFunc(modelFor(env, i, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
 		var res *run.Result
 		switch {
 		case sc.Faults.Crash != nil || o.Crash != nil:
@@ -110,6 +111,10 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 		appendResult(tr, phase, isMulti, &run.Result{}, evs)
 		return false, nil
 	case errors.As(err, &in):
+		if res == nil {
+			// Interrupted before a crash point it was meant to reach.
+			res = &run.Result{}
+		}
 		appendResult(tr, phase, isMulti, res, evs)
 		if in.Cancelled() {
 			tr.Interrupted = &trajectories.Interrupted{Step: in.Step, During: in.During, Tool: in.Tool}
@@ -174,19 +179,20 @@ func journalDir(root, id string) (string, func(), error) {
 
 func multi(sc *scenarios.Scenario) bool { return sc.Request == nil }
 
-func modelFor(env Env, phase int) func(context.Context, []assembly.Message) (string, error) {
+func modelFor(env Env, phase int, d deviation.Set) func(context.Context, []assembly.Message) (string, error) {
 	return func(ctx context.Context, in []assembly.Message) (string, error) {
 		out, err := env.Complete(ctx, phase, in)
-		released(err)
+		released(err, d)
 		return out, err
 	}
 }
 
 // released marks a cancelled fake call as released: in process, the
-// kernel's cancellation reached the call, which is what releasing it means.
-func released(err error) {
+// kernel's cancellation reached the call, which is what releasing it means
+// (0004.D4.release), unless deviation CancelNotReleased abandons it.
+func released(err error, d deviation.Set) {
 	var b *fakes.Blocked
-	if errors.As(err, &b) {
+	if errors.As(err, &b) && !d.On(deviation.CancelNotReleased) {
 		b.Release()
 	}
 }
@@ -270,7 +276,7 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	}
 	def := definition(sc)
 	rec := &events.Recorder{}
-	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0)), Sinks: sinks(rec, sc.Faults.Sink)}
+	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
 	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, o)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
@@ -362,6 +368,16 @@ func deviateSpecs(specs []tools.ToolSpec, d deviation.Set, cache *tools.SchemaCa
 func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o Options) (*run.Request, error) {
 	cache := o.Schemas
 	r := sc.Runs()[i]
+	if first := sc.Runs()[0]; i > 0 {
+		// Deviations that take a per-request part from the first request,
+		// as a port that put it on the definition would (0003.D1).
+		if o.Deviations.On(deviation.BudgetFromFirstRequest) {
+			r.Budget = first.Budget
+		}
+		if o.Deviations.On(deviation.GoalOnDefinition) {
+			r.GoalFragment = first.GoalFragment
+		}
+	}
 	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
 	for _, t := range sc.Tools {
 		policy, err := tools.ParseReplayPolicy(t.Replay)
@@ -372,8 +388,12 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 		if env.HasHandler(t.Name) {
 			name, phase := t.Name, i
 			spec.Handler = func(ctx context.Context, args map[string]any) (string, error) {
+				if o.Deviations.On(deviation.HandlerGetsToolKey) {
+					args = maps.Clone(args)
+					args["tool"] = name
+				}
 				out, err := env.CallHandler(ctx, phase, name, args)
-				released(err)
+				released(err, o.Deviations)
 				var p *fakes.Panic
 				if errors.As(err, &p) {
 					panic(p.Err) // a handler that breaks, as a real Go handler would
@@ -401,6 +421,18 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 		}
 		if visible, err = full.RestrictTo(names...); err != nil {
 			return nil, run.AsAssemblyError(err)
+		}
+		if o.Deviations.On(deviation.HandlersDroppedRestrict) {
+			var bare []tools.ToolSpec
+			for _, n := range visible.Names() {
+				spec, _ := visible.Lookup(n)
+				c := *spec
+				c.Handler = nil
+				bare = append(bare, c)
+			}
+			if visible, err = tools.NewRegistryWithCache(cache, bare...); err != nil {
+				return nil, run.AsAssemblyError(err)
+			}
 		}
 	}
 	var ex run.ActionExecutor

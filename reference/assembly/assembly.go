@@ -113,8 +113,25 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 			return nil, 0, err
 		}
 	}
-	if in.RunFragment != "" {
-		if err := add(BlockRunFragment, RoleUser, in.RunFragment); err != nil {
+	runFragment, goal := in.RunFragment, in.GoalFragment
+	if dev.On(deviation.FragmentsNormalised) {
+		runFragment = strings.Join(strings.Fields(runFragment), " ")
+		goal = strings.Join(strings.Fields(goal), " ")
+	}
+	keepEmpty := dev.On(deviation.EmptyFragmentMessage)
+	if runFragment != "" || keepEmpty {
+		if err := add(BlockRunFragment, RoleUser, runFragment); err != nil {
+			return nil, 0, err
+		}
+	}
+	addGoal := func() error {
+		if goal == "" && !keepEmpty {
+			return nil
+		}
+		return add(BlockGoalFragment, RoleUser, goal)
+	}
+	if dev.On(deviation.GoalBeforeInjections) {
+		if err := addGoal(); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -123,8 +140,14 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 		slices.Reverse(channels)
 	}
 	for _, ch := range channels {
-		for _, entry := range in.Injections[ch] {
-			if entry == "" && !dev.On(deviation.EmptyInjectionKept) {
+		entries := in.Injections[ch]
+		if dev.On(deviation.EmptyChannelKept) && !slices.ContainsFunc(entries, func(e string) bool { return e != "" }) {
+			// A port that drops empty entries and then still gives the
+			// channel, left with nothing, its own (empty) message.
+			entries = []string{""}
+		}
+		for _, entry := range entries {
+			if entry == "" && !dev.On(deviation.EmptyInjectionKept) && !dev.On(deviation.EmptyChannelKept) {
 				continue
 			}
 			if err := add(BlockInjection, RoleUser, entry); err != nil {
@@ -132,8 +155,8 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 			}
 		}
 	}
-	if in.GoalFragment != "" {
-		if err := add(BlockGoalFragment, RoleUser, in.GoalFragment); err != nil {
+	if !dev.On(deviation.GoalBeforeInjections) {
+		if err := addGoal(); err != nil {
 			return nil, 0, err
 		}
 	}

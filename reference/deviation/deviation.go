@@ -46,6 +46,43 @@ const (
 	UnknownRestrictDropped  Name = "unknown-restrict-names-dropped"
 	ContextSizeOffByOne     Name = "context-size-off-by-one"
 	SeveralCallsFirst       Name = "several-calls-first-taken"
+	IntentAfterAction       Name = "intent-after-action"
+	NoRunEndRecord          Name = "no-run-end-record"
+	UnknownWithoutDetail    Name = "unknown-without-detail"
+	CodeActionReplayed      Name = "code-action-replayed"
+	TornTailRefused         Name = "torn-tail-refused"
+	BudgetFromFirstRequest  Name = "budget-from-first-request"
+	GoalOnDefinition        Name = "goal-on-definition"
+	FragmentsNormalised     Name = "fragments-normalised"
+	FailedModelCallSettled  Name = "failed-model-call-settles-step"
+	CodeParsedAsJSON        Name = "code-parsed-as-json"
+	FlattenedNotCollapsed   Name = "flattened-not-collapsed"
+	RepairsUnnamed          Name = "repairs-unnamed"
+	DecisionFailureUncount  Name = "decision-failure-uncounted"
+	EnvCompletionIgnored    Name = "env-completion-ignored"
+	BothCompletionsToolWins Name = "both-completions-tool-wins"
+	ToolErrorCompletes      Name = "tool-error-completes"
+	CancelNotReleased       Name = "cancel-not-released"
+	RegistryIdentity        Name = "registry-identity-compared"
+	StringNumbersCoerced    Name = "string-numbers-coerced"
+	HandlersDroppedRestrict Name = "handlers-dropped-by-restrict"
+	HandlerGetsToolKey      Name = "handler-gets-tool-key"
+	ExecutorNotRecognised   Name = "executor-not-recognised"
+	NoToolCallExecuted      Name = "no-tool-call-executed"
+	HandlerRunsOnInvalid    Name = "handler-runs-on-invalid"
+	ErrorMessageOnly        Name = "error-format-message-only"
+	NormalReturnSynthetic   Name = "normal-return-synthetic"
+	CancelAsObservation     Name = "cancel-as-observation"
+	CompletesRunAsEnvSignal Name = "completes-run-as-env-signal"
+	ToolSectionRendered     Name = "tool-section-rendered"
+	GoalBeforeInjections    Name = "goal-before-injections"
+	EmptyFragmentMessage    Name = "empty-fragment-message"
+	EmptyChannelKept        Name = "empty-channel-kept"
+	PlaceholderSpelledJinja Name = "placeholder-spelled-jinja"
+	BlockNamesRenamed       Name = "block-names-renamed"
+	RepairedDecisionMissing Name = "repaired-decision-missing"
+	SinkFailureStops        Name = "sink-failure-stops"
+	SinkFailuresUncounted   Name = "sink-failures-uncounted"
 )
 
 // Deviation describes one switch.
@@ -87,6 +124,43 @@ func All() []Deviation {
 		{BrokenSchemaAccepted, "0006.D6.construction", "a parameter schema that does not compile is taken as accepting any object"},
 		{UnknownRestrictDropped, "0006.D6", "restrict_to leaves out names the registry does not have instead of refusing them"},
 		{ContextSizeOffByOne, "0010.D5", "the context size counts one more than the measure gives (a separator or a header counted)"},
+		{IntentAfterAction, "0002.D1", "the action intent is journalled after the action ran, beside its result"},
+		{NoRunEndRecord, "0002.D2", "the run's end is returned but never journalled; the caller is left to record it"},
+		{UnknownWithoutDetail, "0002.D4.unknown", "a resume_outcome_unknown end does not say which step and tool"},
+		{CodeActionReplayed, "0002.D4.code", "an unfinished code action is replayed on resume as if it were SAFE"},
+		{TornTailRefused, "0002.D5", "a torn final record makes resume fail instead of being reported and cut"},
+		{BudgetFromFirstRequest, "0003.D1", "every phase runs with the first request's budget, as if the budget belonged to the definition"},
+		{GoalOnDefinition, "0003.D1.goal", "every phase uses the first request's goal fragment"},
+		{FragmentsNormalised, "0003.D2", "line breaks in the fragments are folded into spaces before they reach the model"},
+		{FailedModelCallSettled, "0003.D3.budget", "a failed model call is settled as a decision failure step before the run stops"},
+		{CodeParsedAsJSON, "0003.D5", "the code action language is ignored and every output parsed as a JSON action"},
+		{FlattenedNotCollapsed, "0003.D6", "arguments written beside the tool name are not collapsed; the call has no arguments"},
+		{RepairsUnnamed, "0003.D6.names", "repairs are applied but not named"},
+		{DecisionFailureUncount, "0003.D7", "output that is not an action is settled but not counted as a step"},
+		{EnvCompletionIgnored, "0004.D3", "the judge ignores env_reported_completion"},
+		{BothCompletionsToolWins, "0004.D3.both", "when both completions come in one step the tool's wins"},
+		{ToolErrorCompletes, "0004.D3.tool-error", "a completes_run tool whose handler returned an error completes the run"},
+		{CancelNotReleased, "0004.D4.release", "a cancelled call is abandoned without being released"},
+		{RegistryIdentity, "0006.D3.same", "registries are compared by object identity, so one narrowed twice to the same names is a mismatch"},
+		{StringNumbersCoerced, "0006.D6.no-coercion", "a numeric string is coerced to a number when that makes the call valid"},
+		{HandlersDroppedRestrict, "0008.D1", "restrict_to copies the specs without their handlers"},
+		{HandlerGetsToolKey, "0008.D3", "the handler gets the tool name in its arguments"},
+		{ExecutorNotRecognised, "0008.D4", "the derived executor is wrapped, so the request cannot recognise it and check its registry"},
+		{NoToolCallExecuted, "0008.D4.no-tool-call", "the derived executor reports an action without a tool call as EXECUTED with an empty observation"},
+		{HandlerRunsOnInvalid, "0008.D4.validate", "the derived executor calls the handler before validating the call"},
+		{ErrorMessageOnly, "0008.D4.handler-error.format", "a handler error's observation is its message without the error's type"},
+		{NormalReturnSynthetic, "0008.D4.normal-return", "a handler's normal return is marked observation_is_synthetic"},
+		{CancelAsObservation, "0008.D4.cancelled", "a cancelled handler call is settled as an EXECUTED observation instead of passing through"},
+		{CompletesRunAsEnvSignal, "0008.D4.constants", "the derived executor sets env_reported_completion for a completes_run tool"},
+		{ToolSectionRendered, "0010.D1.messages-only", "the tools' schemas are rendered into the model input as a message"},
+		{GoalBeforeInjections, "0010.D2", "the goal fragment comes before the injections"},
+		{EmptyFragmentMessage, "0010.D2.empty", "an empty fragment becomes an empty user message"},
+		{EmptyChannelKept, "0010.D3.empty", "an injection channel with nothing in it (no entries, or only empty ones) still adds one empty user message"},
+		{PlaceholderSpelledJinja, "0010.D4.spelling", "the placeholder is spelled {{observation}}"},
+		{BlockNamesRenamed, "0010.D5.names", "the observation block is measured as block type tool_result"},
+		{RepairedDecisionMissing, "0011.D1", "model_step events carry the raw output without the repaired decision"},
+		{SinkFailureStops, "0011.D2", "a failing event sink stops the run"},
+		{SinkFailuresUncounted, "0011.D2.count", "sink failures are not counted in event_sink_failures"},
 		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped"},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/polyloop/polyloop-conform/reference/action"
@@ -182,8 +184,7 @@ func (k *kernel) stopped(err error) (*Result, error) {
 	if !errors.As(err, &in) {
 		return nil, err
 	}
-	n, _ := k.stream.Failures()
-	return &Result{Steps: k.steps, EventSinkFailures: n}, err
+	return &Result{Steps: k.steps, EventSinkFailures: k.sinkFailures()}, err
 }
 
 func (k *kernel) write(r journal.Record) error {
@@ -219,6 +220,9 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
+		if k.req.dev.On(deviation.ToolSectionRendered) {
+			msgs = append([]assembly.Message{{Role: assembly.RoleUser, Content: "Tools: " + strings.Join(k.req.tools.Names(), ", ")}}, msgs...)
+		}
 		k.input, k.size, k.built = msgs, size, true
 	}
 	size := k.size
@@ -248,9 +252,18 @@ func (k *kernel) loop(ctx context.Context) (End, error) {
 		if err := ctx.Err(); err != nil {
 			return End{}, k.interrupt(index, "model_call", "", err)
 		}
+		if n, last := k.stream.Failures(); n > 0 && k.req.dev.On(deviation.SinkFailureStops) {
+			return End{}, fmt.Errorf("step %d: event sink failed: %w", index, last)
+		}
 		out, err := k.opts.Model.Complete(ctx, input)
 		if err != nil && !isCancel(ctx, err) && k.req.dev.On(deviation.ModelFailureRetried) {
 			out, err = k.opts.Model.Complete(ctx, input)
+		}
+		if err != nil && !isCancel(ctx, err) && k.req.dev.On(deviation.FailedModelCallSettled) {
+			end, done, serr := k.settle(ctx, Step{Index: index, ModelInput: input, ContextSize: size}, settleFresh)
+			if serr != nil || done {
+				return end, serr
+			}
 		}
 		if err != nil {
 			// Cancelled or failed, the model is not called again (0003.D3).
@@ -296,7 +309,20 @@ const (
 )
 
 func (k *kernel) decide(raw string) (action.Action, error) {
-	if k.req.language == LanguageCode {
+	a, err := k.parse(raw)
+	d := k.req.dev
+	if i := slices.Index(a.Repairs, action.RepairCollapseFlattened); i >= 0 && d.On(deviation.FlattenedNotCollapsed) {
+		a.Arguments, a.HasArgs = nil, false
+		a.Repairs = slices.Delete(a.Repairs, i, i+1)
+	}
+	if d.On(deviation.RepairsUnnamed) {
+		a.Repairs = nil
+	}
+	return a, err
+}
+
+func (k *kernel) parse(raw string) (action.Action, error) {
+	if k.req.language == LanguageCode && !k.req.dev.On(deviation.CodeParsedAsJSON) {
 		return action.ParseCode(raw)
 	}
 	a, err := action.ParseJSON(raw)
@@ -341,7 +367,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	if perr != nil {
 		st.Action = ActionRecord{Kind: action.KindNone, Repairs: []string{}, Error: perr.Error()}
 		ev.Error = perr.Error()
-	} else {
+	} else if !k.req.dev.On(deviation.RepairedDecisionMissing) {
 		ev.Decision = decisionView(act)
 	}
 	k.stream.Emit(ev)
@@ -363,8 +389,25 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 				act.Arguments, act.HasArgs = map[string]any{}, true
 				verr = k.req.tools.Validate(act)
 			}
+			if verr != nil && k.req.dev.On(deviation.StringNumbersCoerced) {
+				if coerced, ok := coerceNumbers(act.Arguments); ok {
+					try := act
+					try.Arguments = coerced
+					if k.req.tools.Validate(try) == nil {
+						act, verr = try, nil
+					}
+				}
+			}
 			if !derived && k.req.dev.On(deviation.ValidationSkipped) {
 				verr = nil
+			}
+			if verr != nil && derived && k.req.dev.On(deviation.HandlerRunsOnInvalid) {
+				// The handler is called first; validation only decides
+				// the outcome afterwards.
+				re := k.req.executor.(*tools.RegistryExecutor)
+				if _, _, err := re.Dispatch(ctx, act); err != nil && isCancel(ctx, err) {
+					return End{}, true, k.interrupt(st.Index, "tool_call", act.Tool, err)
+				}
 			}
 			if verr != nil {
 				// 0003.D4: validation happens before any executor.
@@ -374,9 +417,10 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		} else {
 			settled.Type = events.TypeCodeAction
 		}
-		if mode == settleFresh {
-			rec := journal.Record{Type: journal.TypeActionIntent, Step: st.Index, Tool: act.Tool, Arguments: act.Arguments, Replay: string(k.replayPolicy(act))}
-			if err := k.write(rec); err != nil {
+		intent := journal.Record{Type: journal.TypeActionIntent, Step: st.Index, Tool: act.Tool, Arguments: act.Arguments, Replay: string(k.replayPolicy(act))}
+		intentLate := k.req.dev.On(deviation.IntentAfterAction)
+		if mode == settleFresh && !intentLate {
+			if err := k.write(intent); err != nil {
 				return End{}, false, err
 			}
 		}
@@ -389,15 +433,24 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		} else {
 			out, err = k.req.executor.Execute(ctx, act)
 		}
+		if err != nil && isCancel(ctx, err) && k.req.dev.On(deviation.CancelAsObservation) {
+			out, err = tools.ActionOutcome{Status: tools.StatusExecuted, Observation: "Cancelled: " + err.Error()}, nil
+		}
 		if err != nil {
 			if isCancel(ctx, err) {
 				return End{}, true, k.interrupt(st.Index, "tool_call", act.Tool, err)
 			}
 			return End{}, false, fmt.Errorf("step %d: action executor failed (an executor may only fail by cancellation): %w", st.Index, err)
 		}
-		out = k.deviateOutcome(out, rep)
+		if mode == settleFresh && intentLate {
+			if err := k.write(intent); err != nil {
+				return End{}, false, err
+			}
+		}
+		out = k.deviateOutcome(act, out, rep)
 		settled.ErrorType = rep.ErrorType
-		if act.Kind == action.KindToolCall && out.Status == tools.StatusExecuted && rep.ErrorType == "" {
+		handlerErr := rep.ErrorType != "" && !k.req.dev.On(deviation.ToolErrorCompletes)
+		if act.Kind == action.KindToolCall && out.Status == tools.StatusExecuted && !handlerErr {
 			spec, _ := k.req.tools.Lookup(act.Tool)
 			completed = spec.CompletesRun
 		}
@@ -418,7 +471,9 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	if out.Status != tools.StatusExecuted && k.req.dev.On(deviation.HistoryUsesExecutorText) {
 		st.HistoryObservation = out.Observation
 	}
-	k.count.TotalSteps++
+	if perr == nil || !k.req.dev.On(deviation.DecisionFailureUncount) {
+		k.count.TotalSteps++
+	}
 	st.Counters = k.count
 	st.Replayed = mode == settleReplay
 	st.ToolCompletedRun = completed
@@ -453,6 +508,12 @@ func (k *kernel) judge(v Verdict) StopReason {
 	if d.On(deviation.EnvErrorContinues) && v.Outcome.Status == tools.StatusEnvError {
 		v.Outcome.Status = tools.StatusNotExecuted
 	}
+	if d.On(deviation.EnvCompletionIgnored) {
+		v.Outcome.EnvReportedCompletion = false
+	}
+	if d.On(deviation.BothCompletionsToolWins) && v.ToolCompletedRun && v.Outcome.EnvReportedCompletion && v.Outcome.Status != tools.StatusEnvError {
+		return GoalReachedByTool
+	}
 	if d.On(deviation.CapsBeforeCompletion) {
 		switch {
 		case v.Counters.EffectiveSteps >= v.Budget.MaxEffectiveSteps:
@@ -469,21 +530,53 @@ func (k *kernel) judge(v Verdict) StopReason {
 }
 
 // deviateOutcome applies the request's deviations from 0008.D4's table.
-func (k *kernel) deviateOutcome(out tools.ActionOutcome, rep tools.CallReport) tools.ActionOutcome {
+func (k *kernel) deviateOutcome(act action.Action, out tools.ActionOutcome, rep tools.CallReport) tools.ActionOutcome {
 	d := k.req.dev
+	_, derived := k.req.executor.(*tools.RegistryExecutor)
 	ordinary := rep.ErrorType != "" && rep.ErrorType != "ToolEnvironmentError" && out.Status == tools.StatusExecuted
+	normal := derived && rep.HandlerCalled && rep.ErrorType == "" && out.Status == tools.StatusExecuted
 	switch {
 	case ordinary && d.On(deviation.HandlerErrorNotExecuted):
 		out.Status, out.ObservationIsSynthetic = tools.StatusNotExecuted, true
 	case ordinary && d.On(deviation.StackInObservation):
 		out.Observation += "\n\tat handler (tools/handler.go:42)"
+	case ordinary && d.On(deviation.ErrorMessageOnly):
+		out.Observation = strings.TrimPrefix(out.Observation, rep.ErrorType+": ")
 	case out.Status == tools.StatusEnvError && d.On(deviation.EnvErrorExecuted):
 		out.Status = tools.StatusExecuted
+	case derived && act.Kind != action.KindToolCall && d.On(deviation.NoToolCallExecuted):
+		out = tools.ActionOutcome{Status: tools.StatusExecuted}
+	case normal && d.On(deviation.NormalReturnSynthetic):
+		out.ObservationIsSynthetic = true
+	}
+	if normal && d.On(deviation.CompletesRunAsEnvSignal) {
+		if spec, ok := k.req.tools.Lookup(act.Tool); ok && spec.CompletesRun {
+			out.EnvReportedCompletion = true
+		}
 	}
 	return out
 }
 
+// coerceNumbers is deviation StringNumbersCoerced: every string argument
+// that reads as a number becomes that number.
+func coerceNumbers(args map[string]any) (map[string]any, bool) {
+	out := make(map[string]any, len(args))
+	changed := false
+	for k, v := range args {
+		out[k] = v
+		if s, ok := v.(string); ok {
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				out[k], changed = json.Number(s), true
+			}
+		}
+	}
+	return out, changed
+}
+
 func (k *kernel) replayPolicy(a action.Action) tools.ReplayPolicy {
+	if a.Kind == action.KindCode && k.req.dev.On(deviation.CodeActionReplayed) {
+		return tools.ReplaySafe
+	}
 	if a.Kind == action.KindToolCall {
 		if spec, ok := k.req.tools.Lookup(a.Tool); ok {
 			return spec.Replay()
@@ -492,18 +585,28 @@ func (k *kernel) replayPolicy(a action.Action) tools.ReplayPolicy {
 	return tools.ReplayNever
 }
 
+// sinkFailures is the count of failed event deliveries (0011.D2.count).
+func (k *kernel) sinkFailures() int {
+	if k.req.dev.On(deviation.SinkFailuresUncounted) {
+		return 0
+	}
+	n, _ := k.stream.Failures()
+	return n
+}
+
 // finish writes the run's end and returns the result.
 func (k *kernel) finish(end End) (*Result, error) {
 	payload, err := json.Marshal(end)
 	if err != nil {
 		return nil, fmt.Errorf("encode end record: %w", err)
 	}
-	if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
-		return nil, err
+	if !k.req.dev.On(deviation.NoRunEndRecord) {
+		if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
+			return nil, err
+		}
 	}
 	k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
-	n, _ := k.stream.Failures()
-	return &Result{Steps: k.steps, End: end, EventSinkFailures: n}, nil
+	return &Result{Steps: k.steps, End: end, EventSinkFailures: k.sinkFailures()}, nil
 }
 
 func decisionView(a action.Action) map[string]any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
@@ -152,7 +153,17 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if (c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1) && !c.Deviations.On(deviation.ZeroCapsAccepted) {
 		return nil, &AssemblyError{Kind: KindInvalidBudget, Message: fmt.Sprintf("run request: both budget caps must be at least 1 (effective %d, total %d)", c.Budget.MaxEffectiveSteps, c.Budget.MaxTotalSteps)}
 	}
-	if re, ok := c.Executor.(*tools.RegistryExecutor); ok && !re.Registry().SameTools(c.Tools) && !c.Deviations.On(deviation.MismatchAccepted) {
+	re, derived := c.Executor.(*tools.RegistryExecutor)
+	if c.Deviations.On(deviation.ExecutorNotRecognised) {
+		derived = false
+	}
+	same := func() bool {
+		if c.Deviations.On(deviation.RegistryIdentity) {
+			return re.Registry() == c.Tools
+		}
+		return re.Registry().SameTools(c.Tools)
+	}
+	if derived && !same() && !c.Deviations.On(deviation.MismatchAccepted) {
 		// 0006.D3: a derived executor must dispatch exactly the tools the model sees.
 		return nil, &AssemblyError{Kind: KindRegistryMismatch, Tools: symmetricDifference(re.Registry(), c.Tools),
 			Message: "run request: the RegistryExecutor was derived from a different registry than the visible tools; call Executor() on the registry you pass as Tools (after RestrictTo, not before)"}
@@ -164,9 +175,21 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if err := assembly.CheckTemplate(tmpl); err != nil && !c.Deviations.On(deviation.NoPlaceholderCheck) {
 		return nil, &AssemblyError{Kind: KindTemplate, Message: "run request: " + err.Error(), Err: err}
 	}
+	if c.Deviations.On(deviation.PlaceholderSpelledJinja) && !strings.Contains(tmpl, "{{observation}}") {
+		return nil, &AssemblyError{Kind: KindTemplate, Message: "run request: the observation template has no {{observation}}"}
+	}
 	m := c.Measure
 	if m == nil {
 		m = assembly.RuneCount
+	}
+	if c.Deviations.On(deviation.BlockNamesRenamed) {
+		inner := m
+		m = func(t assembly.BlockType, text string) (int, error) {
+			if t == assembly.BlockObservation {
+				t = "tool_result"
+			}
+			return inner(t, text)
+		}
 	}
 	if c.Deviations.On(deviation.UnknownBlockZero) {
 		inner := m

@@ -28,6 +28,9 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 		if !errors.As(err, &tail) || errors.Is(err, journal.ErrMidFileCorruption) {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
+		if req.dev.On(deviation.TornTailRefused) {
+			return nil, fmt.Errorf("resume: the journal is damaged: %w", err)
+		}
 		info.TornTail = tail.Error()
 	}
 	k := &kernel{req: req, opts: opts, stream: events.NewStream(opts.Sinks...)}
@@ -130,7 +133,9 @@ func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record,
 	if !safe {
 		// 0002.D4: whether a NEVER action ran is unknown; a person decides.
 		end := k.endWith(ResumeOutcomeUnknown)
-		end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
+		if !k.req.dev.On(deviation.UnknownWithoutDetail) {
+			end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
+		}
 		return end, true, nil
 	}
 	info.ReplayedStep = out.Step
