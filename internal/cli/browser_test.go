@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,5 +119,54 @@ func TestHTMLReportInChromium(t *testing.T) {
 	headless(t, browser, "--window-size=1280,2400", "--virtual-time-budget=3000", "--screenshot="+shot, "file://"+page+"#show=fail")
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("no screenshot at %s: %v", shot, err)
+	}
+}
+
+// TestCoverageHTMLInChromium renders coverage --format html and checks
+// the page against coverage --format json: the number of covered MUST
+// decisions, and the "without scenarios" filter showing exactly the
+// decisions no scenario cites.
+func TestCoverageHTMLInChromium(t *testing.T) {
+	browser := chromium(t)
+	dir := t.TempDir()
+	page, data := filepath.Join(dir, "coverage.html"), filepath.Join(dir, "coverage.json")
+	run(t, "coverage", "--format", "html", "--out", page)
+	run(t, "coverage", "--format", "json", "--out", data)
+	var cov struct {
+		Rows []struct {
+			Level, Status string
+			Scenarios     []string
+		} `json:"decisions"`
+	}
+	raw, _ := os.ReadFile(data)
+	if err := json.Unmarshal(raw, &cov); err != nil || len(cov.Rows) == 0 {
+		t.Fatalf("coverage json: %v", err)
+	}
+	must, covered, uncited := 0, 0, 0
+	for _, r := range cov.Rows {
+		if len(r.Scenarios) == 0 {
+			uncited++
+		}
+		if r.Level == "MUST" && r.Status == "accepted" {
+			must++
+			if len(r.Scenarios) > 0 {
+				covered++
+			}
+		}
+	}
+	dom := string(headless(t, browser, "--virtual-time-budget=3000", "--dump-dom", "file://"+page+"#show=uncovered"))
+	want := fmt.Sprintf(`data-count="must-covered">%d of %d accepted MUST decisions have scenarios<`, covered, must)
+	if !strings.Contains(dom, want) {
+		t.Errorf("rendered page lacks %s", want)
+	}
+	m := regexp.MustCompile(`<output id="shown"[^>]*>(\d+) shown</output>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatal("rendered page has no count of shown rows")
+	}
+	if n, _ := strconv.Atoi(m[1]); n != uncited || uncited == 0 {
+		t.Errorf("the filter shows %d decisions without scenarios, want %d (and some)", n, uncited)
+	}
+	if got := strings.Count(dom, `<td class="on"`); got == 0 {
+		t.Error("the grid marks no scenario citing a decision")
 	}
 }

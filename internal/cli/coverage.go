@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
+	"time"
 
 	"github.com/polyloop/polyloop-conform/docs/design"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/report"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 func designFS(dir string) (fs.FS, error) {
@@ -23,15 +27,26 @@ func designFS(dir string) (fs.FS, error) {
 	return os.DirFS(dir), nil
 }
 
-func coverageCmd(_ context.Context, args []string, s stdio) int {
+func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("coverage", flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	var src sources
 	src.register(fs)
 	designDir := fs.String("design", "", "read decision records from `DIR` instead of the built-in set")
-	format := fs.String("format", "text", "text, json or markdown")
+	format := fs.String("format", "text", report.CoverageUsage())
+	out := fs.String("out", "", "write the matrix to `FILE` instead of standard output (atomically)")
+	devs := fs.Bool("deviations", false, "add the decision × deviation view: run selfcheck in process and show which scenarios catch each deviation")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
+	}
+	write, err := report.LookupCoverage(*format)
+	if err != nil {
+		return setupError(s, err)
+	}
+	if *out != "" {
+		if err := writableFile(*out); err != nil {
+			return setupError(s, fmt.Errorf("--out: %w", err))
+		}
 	}
 	dfs, err := designFS(*designDir)
 	if err != nil {
@@ -41,59 +56,49 @@ func coverageCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	scs, _, err := src.load()
+	scs, goldens, err := src.load()
 	if err != nil {
 		return setupError(s, err)
 	}
 	cov := decisions.Check(set, scs)
-	switch *format {
-	case "json":
-		enc := json.NewEncoder(s.out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(cov); err != nil {
+	// The deviations of the reference are always listed against the
+	// decisions they break; --deviations also runs them to say which
+	// scenarios catch each.
+	all := deviation.All()
+	var killers [][]*scenarios.Scenario
+	if *devs {
+		k := killer{scs: scs, goldens: goldens, timeout: 10 * time.Second, logs: s.err}
+		m, err := k.matrix(ctx, all, 2)
+		if err != nil {
 			return setupError(s, err)
 		}
-	case "markdown":
-		fmt.Fprintln(s.out, "| decision | level | status | scenarios |")
-		fmt.Fprintln(s.out, "|---|---|---|---|")
-		for _, r := range cov.Rows {
-			fmt.Fprintf(s.out, "| `%s` | %s | %s | %s |\n", r.ID, r.Level, r.Status, strings.Join(wrapCode(r.Scenarios), ", "))
-		}
-		for _, p := range cov.Problems {
-			fmt.Fprintf(s.out, "\n- **problem:** %s", p)
-		}
-		fmt.Fprintln(s.out)
-	case "text":
-		for _, r := range cov.Rows {
-			fmt.Fprintf(s.out, "%-34s %-6s %-10s %3d  %s\n", r.ID, r.Level, r.Status, len(r.Scenarios), strings.Join(r.Scenarios, " "))
-		}
-		for _, p := range cov.Problems {
-			fmt.Fprintf(s.out, "PROBLEM %s\n", p)
-		}
-		must, covered := 0, 0
-		for _, r := range cov.Rows {
-			if r.Level == "MUST" && r.Status == "accepted" {
-				must++
-				if len(r.Scenarios) > 0 {
-					covered++
-				}
+		killers = m.killers
+	}
+	ds := make([]decisions.Deviation, len(all))
+	for i, d := range all {
+		ds[i] = decisions.Deviation{Name: string(d.Name), Decision: d.Decision}
+		if killers != nil {
+			for _, sc := range killers[i] {
+				ds[i].CaughtBy = append(ds[i].CaughtBy, sc.ID)
 			}
 		}
-		fmt.Fprintf(s.out, "%d decisions, %d accepted MUST decisions of which %d have scenarios, %d scenarios, %d problems\n", len(cov.Rows), must, covered, len(scs), len(cov.Problems))
-	default:
-		return setupError(s, fmt.Errorf("--format %q: choose text, json or markdown", *format))
+	}
+	cov.AddDeviations(ds, *devs)
+	var buf bytes.Buffer
+	if err := write(&buf, cov); err != nil {
+		return setupError(s, err)
+	}
+	if *out == "" {
+		s.out.Write(buf.Bytes())
+	} else {
+		if err := trajectories.WriteFileAtomic(*out, buf.Bytes()); err != nil {
+			return setupError(s, err)
+		}
+		must, covered := cov.MustCovered()
+		fmt.Fprintf(s.out, "%d decisions, %d of %d accepted MUST decisions have scenarios, %d problems (matrix in %s)\n", len(cov.Rows), covered, must, len(cov.Problems), *out)
 	}
 	if len(cov.Problems) > 0 {
 		return ExitFail
 	}
 	return ExitOK
-}
-
-func wrapCode(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = "`" + s + "`"
-	}
-	return out
 }

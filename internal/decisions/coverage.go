@@ -15,12 +15,71 @@ type Row struct {
 	Status    string   `json:"status"`
 	Title     string   `json:"title"`
 	Scenarios []string `json:"scenarios"`
+	// Deviations are the named deviations of the reference that break
+	// this decision, filled by AddDeviations.
+	Deviations []Deviation `json:"deviations,omitempty"`
+}
+
+// Deviation is one named deviation of the reference as the coverage
+// matrix sees it: which decision it breaks and, when a selfcheck ran,
+// which scenarios caught it.
+type Deviation struct {
+	Name     string   `json:"name"`
+	Decision string   `json:"decision"`
+	CaughtBy []string `json:"caught_by,omitempty"`
 }
 
 // Coverage is the decision × scenario matrix and what is wrong with it.
+// With deviations added it is the decision × deviation × scenario matrix.
 type Coverage struct {
-	Rows     []Row    `json:"decisions"`
-	Problems []string `json:"problems"`
+	Rows      []Row    `json:"decisions"`
+	Scenarios []string `json:"scenarios"`
+	// Selfcheck says the deviations' CaughtBy lists come from a run.
+	Selfcheck bool     `json:"selfcheck,omitempty"`
+	Problems  []string `json:"problems"`
+}
+
+// MustCovered counts the accepted MUST decisions and those of them that
+// some scenario cites.
+func (c *Coverage) MustCovered() (must, covered int) {
+	for _, r := range c.Rows {
+		if r.Level == "MUST" && r.Status == "accepted" {
+			must++
+			if len(r.Scenarios) > 0 {
+				covered++
+			}
+		}
+	}
+	return must, covered
+}
+
+// AddDeviations puts each deviation on the row of the decision it breaks.
+// A deviation naming no decision of the set is a problem, and so, when
+// the deviations come from a selfcheck (ran), is one that no scenario
+// caught. Every accepted MUST decision without a deviation is a problem
+// too: nothing shows that the suite would notice it being broken.
+func (c *Coverage) AddDeviations(devs []Deviation, ran bool) {
+	c.Selfcheck = ran
+	at := map[string]int{}
+	for i, r := range c.Rows {
+		at[r.ID] = i
+	}
+	for _, d := range devs {
+		i, ok := at[d.Decision]
+		if !ok {
+			c.Problems = append(c.Problems, fmt.Sprintf("deviation %s breaks %s, which no record in docs/design defines", d.Name, d.Decision))
+			continue
+		}
+		c.Rows[i].Deviations = append(c.Rows[i].Deviations, d)
+		if ran && len(d.CaughtBy) == 0 {
+			c.Problems = append(c.Problems, fmt.Sprintf("deviation %s survives: no scenario catches it; %s needs a sharper scenario", d.Name, d.Decision))
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Level == "MUST" && r.Status == "accepted" && len(r.Deviations) == 0 {
+			c.Problems = append(c.Problems, fmt.Sprintf("MUST decision %s has no deviation in reference/deviation; add one a port could make, so selfcheck proves a scenario notices", r.ID))
+		}
+	}
 }
 
 // Check builds the matrix. A problem is an accepted MUST decision that no
@@ -43,6 +102,9 @@ func Check(set *Set, scs []*scenarios.Scenario) *Coverage {
 			cited[id] = append(cited[id], sc.ID)
 			citedByMust[id] = citedByMust[id] || sc.Level == "MUST"
 		}
+	}
+	for _, sc := range scs {
+		c.Scenarios = append(c.Scenarios, sc.ID)
 	}
 	for _, id := range set.Order {
 		d := set.ByID[id]

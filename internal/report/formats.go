@@ -18,17 +18,48 @@ type Options struct {
 // Writer writes a report in one format.
 type Writer func(w io.Writer, r *Report, o Options) error
 
-// format is one entry of the registry.
-type format struct {
+// entry is one format of a registry: its name, its writer, and a few
+// words for the flag's help.
+type entry[W any] struct {
 	name  string
-	write Writer
+	write W
 	what  string
 }
 
-// formats is the registry: every command that writes a report validates
-// its --format against it and dispatches through it.
-func formats() []format {
-	return []format{
+// registry is a list of formats. Every command validates its --format
+// against a registry and dispatches through it, so a format name is
+// checked in one place.
+type registry[W any] []entry[W]
+
+func (r registry[W]) names() []string {
+	out := make([]string, len(r))
+	for i, f := range r {
+		out[i] = f.name
+	}
+	return out
+}
+
+func (r registry[W]) lookup(name string) (W, error) {
+	for _, f := range r {
+		if f.name == name {
+			return f.write, nil
+		}
+	}
+	var zero W
+	return zero, fmt.Errorf("--format %q: choose %s", name, strings.Join(r.names(), ", "))
+}
+
+func (r registry[W]) usage(what string) string {
+	parts := make([]string, len(r))
+	for i, f := range r {
+		parts[i] = f.name + " (" + f.what + ")"
+	}
+	return what + " format: " + strings.Join(parts, ", ")
+}
+
+// formats is the registry of run reports.
+func formats() registry[Writer] {
+	return registry[Writer]{
 		{"text", Text, "for people: causes first, then each failure, then totals"},
 		{"json", JSON, "for tools: " + FormatVersion},
 		{"junit", JUnit, "for CI systems: one testsuite per family"},
@@ -36,33 +67,15 @@ func formats() []format {
 	}
 }
 
-// Names lists the format names.
-func Names() []string {
-	var out []string
-	for _, f := range formats() {
-		out = append(out, f.name)
-	}
-	return out
-}
+// Names lists the report format names.
+func Names() []string { return formats().names() }
 
-// Lookup returns the writer of a format, or an error naming the formats.
-func Lookup(name string) (Writer, error) {
-	for _, f := range formats() {
-		if f.name == name {
-			return f.write, nil
-		}
-	}
-	return nil, fmt.Errorf("--format %q: choose %s", name, strings.Join(Names(), ", "))
-}
+// Lookup returns the writer of a report format, or an error naming the
+// formats.
+func Lookup(name string) (Writer, error) { return formats().lookup(name) }
 
-// Usage is the --format flag's help text.
-func Usage() string {
-	var parts []string
-	for _, f := range formats() {
-		parts = append(parts, f.name+" ("+f.what+")")
-	}
-	return "report format: " + strings.Join(parts, ", ")
-}
+// Usage is the --format flag's help text for reports.
+func Usage() string { return formats().usage("report") }
 
 // errWriter keeps the first write error, so a report written with many
 // Fprintf calls fails as a whole when its destination does.

@@ -15,19 +15,38 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplate string
 
+// pageCSS is the one style sheet of every HTML page the suite writes (the
+// run report and the coverage matrix), inlined so a page needs nothing
+// from the network.
+//
+//go:embed page.css
+var pageCSS string
+
+// filterJS is the one script of every HTML page: the row filter.
+//
+//go:embed filter.js
+var filterJS string
+
+// pageFuncs are the template functions the HTML pages share.
+func pageFuncs() template.FuncMap {
+	return template.FuncMap{
+		"css":    func() template.CSS { return template.CSS(pageCSS) },
+		"filter": func() template.JS { return template.JS(filterJS) },
+		"pct":    func(n, total int) string { return fmt.Sprintf("%.2f", 100*float64(n)/float64(max(total, 1))) },
+		"join":   strings.Join,
+		"anchor": func(id string) string {
+			return "d-" + strings.NewReplacer(".", "-").Replace(id)
+		},
+	}
+}
+
 // HTML writes one self-contained page (no network, no external assets):
 // totals, a filter, bars per family and per decision, the causes, and per
 // failing scenario its merged problems, a step-by-step timeline with the
 // mismatched fields marked (want beside got), the decisions it cites
 // linked to their titles, and the transcript and stderr collapsed.
 func HTML(w io.Writer, r *Report, _ Options) error {
-	t, err := template.New("report").Funcs(template.FuncMap{
-		"pct":  func(n, total int) string { return fmt.Sprintf("%.2f", 100*float64(n)/float64(max(total, 1))) },
-		"join": strings.Join,
-		"anchor": func(id string) string {
-			return "d-" + strings.NewReplacer(".", "-").Replace(id)
-		},
-	}).Parse(htmlTemplate)
+	t, err := template.New("report").Funcs(pageFuncs()).Parse(htmlTemplate)
 	if err != nil {
 		return err
 	}
