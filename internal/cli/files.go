@@ -113,7 +113,8 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	fs.SetOutput(s.err)
 	var ignore ignoreFlag
 	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` (repeatable; steps[*].context_size, events.*)")
-	asJSON := fs.Bool("json", false, "print differences as JSON")
+	var format listFormat
+	format.register(fs, "json prints the differences for tools")
 	strict := fs.Bool("strict", false, strictUsage)
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -141,12 +142,12 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	if !*asJSON {
+	if !format.json() {
 		fmt.Fprintf(s.out, "%s → %s: %d differences\n", fs.Arg(0), fs.Arg(1), len(diffs))
 		counts, _ := ignoredFields(m, nil, a)
 		printIgnored(s, counts)
 	}
-	if err := printDiffs(s, *asJSON, diffs); err != nil {
+	if err := printDiffs(s, format.json(), diffs); err != nil {
 		return setupError(s, err)
 	}
 	if len(diffs) > 0 {

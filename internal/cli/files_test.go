@@ -89,9 +89,12 @@ func TestListAndCoverage(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "resume.safe-replayed") || strings.Contains(out, "outcome.") {
 		t.Errorf("list: exit %d\n%s", code, out)
 	}
-	code, out, _ = run(t, "list", "--json")
+	code, out, _ = run(t, "list", "--format", "json")
 	if code != ExitOK || !strings.Contains(out, `"id": "outcome.env-error"`) {
-		t.Errorf("list --json: exit %d", code)
+		t.Errorf("list --format json: exit %d", code)
+	}
+	if _, alias, _ := run(t, "list", "--json"); alias != out {
+		t.Error("list --json, the alias, prints something else than --format json")
 	}
 	code, out, _ = run(t, "coverage", "--format", "markdown")
 	if code != ExitOK || !strings.Contains(out, "| `0008.D4.env-error` | MUST | accepted |") {
@@ -101,7 +104,8 @@ func TestListAndCoverage(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "9999-x.md"), []byte("### 9999.D1 — Nobody checks this\n- level: MUST\n- status: accepted\n"), 0o644)
 	code, out, _ = run(t, "coverage", "--design", dir)
-	if code != ExitFail || !strings.Contains(out, "MUST decision 9999.D1 has no scenario") || !strings.Contains(out, "cites 0008.D2, which no record") {
+	if code != ExitFail || !strings.Contains(out, "MUST decision 9999.D1 has no scenario") || !strings.Contains(out, "cites 0008.D2, which no record") ||
+		!strings.Contains(out, "MUST decision 9999.D1 has no deviation in reference/deviation") {
 		t.Errorf("coverage with foreign records: exit %d\n%s", code, out)
 	}
 }

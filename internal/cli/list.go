@@ -13,7 +13,8 @@ func listCmd(_ context.Context, args []string, s stdio) int {
 	fs.SetOutput(s.err)
 	var src sources
 	src.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON for tools")
+	var format listFormat
+	format.register(fs, "json prints id, title, level, decisions and requires for tools")
 	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -26,7 +27,7 @@ func listCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	if *asJSON {
+	if format.json() {
 		type entry struct {
 			ID        string   `json:"id"`
 			Title     string   `json:"title"`

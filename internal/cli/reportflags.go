@@ -116,3 +116,29 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// listFormat is --format for the commands whose output is a list rather
+// than a report (list, diff): text or json, with the older --json kept as
+// an alias of --format json.
+type listFormat struct{ name string }
+
+func (f *listFormat) register(fs *flag.FlagSet, what string) {
+	f.name = "text"
+	fs.Func("format", "`text` or json: "+what+" (default text)", func(v string) error {
+		if v != "text" && v != "json" {
+			return fmt.Errorf("choose text or json")
+		}
+		f.name = v
+		return nil
+	})
+	fs.BoolFunc("json", "alias of --format json", func(v string) error {
+		if v == "true" {
+			f.name = "json"
+		} else {
+			f.name = "text"
+		}
+		return nil
+	})
+}
+
+func (f listFormat) json() bool { return f.name == "json" }

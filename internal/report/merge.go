@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/shard"
 )
 
 // worse orders verdicts for merging: the row of a scenario split across
@@ -78,8 +80,57 @@ func Merge(reports []*Report) (*Report, error) {
 			row.Note = CrashPointsNote(row.CrashPoints)
 		}
 	}
+	missing, err := missingShards(reports)
+	if err != nil {
+		return nil, err
+	}
+	out.Errors = append(out.Errors, missing...)
 	slices.Sort(out.Errors)
 	return out, nil
+}
+
+// missingShards checks that the reports are the shards 1..N of one N,
+// each once. A shard given twice is an error; a shard not given is a run
+// error of the merged report (its job may have failed before writing
+// one), so the merge can never be green with part of the suite unseen.
+func missingShards(reports []*Report) ([]string, error) {
+	n := -1
+	seen := map[int]bool{}
+	for i, r := range reports {
+		sh := shard.Shard{}
+		if j := strings.LastIndex(r.Implementation, ", shard "); j >= 0 {
+			var err error
+			if sh, err = shard.Parse(r.Implementation[j+len(", shard "):]); err != nil {
+				return nil, fmt.Errorf("merge: report %d: %w", i+1, err)
+			}
+		}
+		switch {
+		case n == -1:
+			n = sh.N
+		case sh.N != n:
+			return nil, fmt.Errorf("merge: report %d is %s, report 1 of a run split %d ways; merge the shards of one run", i+1, describeShard(sh), max(n, 1))
+		}
+		if sh.N > 1 {
+			if seen[sh.K] {
+				return nil, fmt.Errorf("merge: shard %d/%d is given twice (report %d)", sh.K, sh.N, i+1)
+			}
+			seen[sh.K] = true
+		}
+	}
+	var out []string
+	for k := 1; k <= n; k++ {
+		if n > 1 && !seen[k] {
+			out = append(out, fmt.Sprintf("shard %d/%d is missing: its report was not given, so part of the suite was not seen (did its job fail before writing one?)", k, n))
+		}
+	}
+	return out, nil
+}
+
+func describeShard(sh shard.Shard) string {
+	if sh.N <= 1 {
+		return "a whole run"
+	}
+	return "shard " + sh.String()
 }
 
 // CrashPointsNote is an exploration row's note.

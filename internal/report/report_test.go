@@ -222,4 +222,16 @@ func TestJSONRoundTripAndMerge(t *testing.T) {
 	if _, err := Merge([]*Report{shards[0], &other}); err == nil {
 		t.Error("reports of two implementations were merged")
 	}
+	// Half the shards is not the whole run: the merged report says which
+	// shard is missing and is not OK, even though every row it has passed.
+	half, err := Merge(shards[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if half.OK() || len(half.Errors) != 1 || !strings.Contains(half.Errors[0], "shard 1/2 is missing") {
+		t.Errorf("a merge without shard 1/2: ok %v, errors %q", half.OK(), half.Errors)
+	}
+	if _, err := Merge([]*Report{shards[0], shards[0]}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a shard given twice: %v", err)
+	}
 }
