@@ -55,6 +55,9 @@ type Options struct {
 	Schemas *tools.SchemaCache
 	// Deviations turns on named departures from the design (selfcheck).
 	Deviations deviation.Set
+	// JournalFS is the file system Process journals through; nil is the
+	// real one (the power-loss simulation passes its model of a disk).
+	JournalFS journal.FS
 }
 
 // Run runs sc and returns its trajectory, without handler_calls and
@@ -259,7 +262,7 @@ func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition,
 	if err != nil {
 		return nil, err
 	}
-	opts.JournalDir, opts.JournalHook = dir, hook
+	opts.JournalDir, opts.JournalHook, opts.JournalFS = dir, hook, o.JournalFS
 	if resume {
 		return run.Resume(ctx, req, opts)
 	}

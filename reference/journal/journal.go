@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 )
@@ -68,11 +67,20 @@ type Options struct {
 	// fail as if the file system had answered with the error (ENOSPC,
 	// EACCES …), so tests reach the real error path without filling a disk.
 	WriteFault func(Point) error
+	// FS is the file system to write through; nil is the real one.
+	FS FS
+}
+
+func (o Options) fs() FS {
+	if o.FS == nil {
+		return OS
+	}
+	return o.FS
 }
 
 // Writer appends records to one run's journal.
 type Writer struct {
-	f     *os.File
+	f     File
 	path  string
 	seq   int
 	hook  Hook
@@ -97,17 +105,21 @@ func (e *WriteError) Unwrap() error { return e.Err }
 
 // Create starts a new journal in dir, which must not hold one yet.
 func Create(dir string, o Options) (*Writer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fsys := o.fs()
+	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("journal: create run directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := fsys.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: create %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	// The new file's directory entry must be durable before any record
+	// is: otherwise a power cut can lose the whole journal after an
+	// action's intent was "written".
+	if err := fsys.SyncDir(dir); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("journal: sync directory %s: %w", dir, err)
 	}
 	return &Writer{f: f, path: path, hook: o.Hook, fault: o.WriteFault}, nil
 }
@@ -117,7 +129,7 @@ func Create(dir string, o Options) (*Writer, error) {
 // so new records never follow garbage.
 func Reopen(dir string, validBytes int64, records int, o Options) (*Writer, error) {
 	path := filepath.Join(dir, FileName)
-	f, err := os.OpenFile(path, os.O_WRONLY, 0o644)
+	f, err := o.fs().OpenWrite(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: reopen %s: %w", path, err)
 	}
@@ -225,9 +237,12 @@ type Contents struct {
 }
 
 // ReadFile reads the journal in dir.
-func ReadFile(dir string) (Contents, error) {
+func ReadFile(dir string) (Contents, error) { return ReadFileFS(OS, dir) }
+
+// ReadFileFS reads the journal in dir through fsys.
+func ReadFileFS(fsys FS, dir string) (Contents, error) {
 	path := filepath.Join(dir, FileName)
-	data, err := os.ReadFile(path)
+	data, err := fsys.ReadFile(path)
 	if err != nil {
 		return Contents{}, fmt.Errorf("journal: read %s: %w", path, err)
 	}
@@ -289,16 +304,4 @@ func decodeLine(raw []byte) (Record, string) {
 		return Record{}, "record has no type"
 	}
 	return r, ""
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("journal: open directory %s to sync it: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("journal: sync directory %s: %w", dir, err)
-	}
-	return nil
 }

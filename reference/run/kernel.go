@@ -87,10 +87,13 @@ type Options struct {
 	JournalHook journal.Hook
 	// JournalWriteFault simulates file-system errors (see journal.Options).
 	JournalWriteFault func(journal.Point) error
+	// JournalFS is the file system the journal goes through; nil is the
+	// real one (power-loss simulation passes a model of one).
+	JournalFS journal.FS
 }
 
 func (o Options) journalOptions() journal.Options {
-	return journal.Options{Hook: o.JournalHook, WriteFault: o.JournalWriteFault}
+	return journal.Options{Hook: o.JournalHook, WriteFault: o.JournalWriteFault, FS: o.JournalFS}
 }
 
 type kernel struct {

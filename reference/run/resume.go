@@ -21,7 +21,11 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	if opts.JournalDir == "" {
 		return nil, errors.New("resume: Options.JournalDir is empty; pass the directory the interrupted run journalled to")
 	}
-	contents, err := journal.ReadFile(opts.JournalDir)
+	fsys := opts.JournalFS
+	if fsys == nil {
+		fsys = journal.OS
+	}
+	contents, err := journal.ReadFileFS(fsys, opts.JournalDir)
 	info := &ResumeInfo{From: "start"}
 	var tail *journal.TailError
 	if err != nil {

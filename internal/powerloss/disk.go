@@ -1,0 +1,316 @@
+package powerloss
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/polyloop/polyloop-conform/reference/journal"
+)
+
+// ErrPowerCut is what every operation returns once the power is cut.
+var ErrPowerCut = errors.New("power cut")
+
+// SectorSize is the unit a write can be torn at: a sector is written
+// whole or not at all, and a longer write can stop at any sector boundary.
+const SectorSize = 512
+
+// Disk is an in-memory file system with power-loss semantics. For each
+// file it keeps what the process sees and what is durable: a write
+// changes the first, Sync copies it to the second, and a new file's
+// directory entry is durable only once its directory is synced. With Cut
+// set, the power goes off after that many operations that change the
+// disk: every later operation fails with ErrPowerCut.
+type Disk struct {
+	// Cut is the number of operations allowed before the power goes off;
+	// 0 means it never does.
+	Cut int
+	// LyingSync makes Sync and SyncDir return success without making
+	// anything durable: a disk that acknowledges its write cache, or a
+	// journal that never really syncs. The tests use it to show the
+	// exploration catches what fsync protects against.
+	LyingSync bool
+
+	mu    sync.Mutex
+	ops   int
+	cut   bool
+	files map[string]*file
+	dirs  map[string]bool
+}
+
+type file struct {
+	data         []byte // what the process sees
+	durable      []byte // what a power cut keeps
+	entryDurable bool   // the directory entry survives a power cut
+}
+
+// Ops is the number of disk-changing operations performed so far.
+func (d *Disk) Ops() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ops
+}
+
+// PowerCut reports whether the power went off.
+func (d *Disk) PowerCut() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cut
+}
+
+// op counts one disk-changing operation, or refuses it after the cut.
+// The caller holds d.mu.
+func (d *Disk) op() error {
+	if d.cut || (d.Cut > 0 && d.ops >= d.Cut) {
+		d.cut = true
+		return ErrPowerCut
+	}
+	d.ops++
+	return nil
+}
+
+func (d *Disk) init() {
+	if d.files == nil {
+		d.files = map[string]*file{}
+		d.dirs = map[string]bool{}
+	}
+}
+
+// MkdirAll implements journal.FS. Directories already durable are
+// assumed (the run directory's parent exists before the run).
+func (d *Disk) MkdirAll(dir string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if d.cut {
+		return ErrPowerCut
+	}
+	d.dirs[filepath.Clean(dir)] = true
+	return nil
+}
+
+// Create implements journal.FS.
+func (d *Disk) Create(path string) (journal.File, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if err := d.op(); err != nil {
+		return nil, err
+	}
+	if _, ok := d.files[path]; ok {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	d.files[path] = &file{}
+	return &handle{d: d, path: path, append: true}, nil
+}
+
+// OpenWrite implements journal.FS.
+func (d *Disk) OpenWrite(path string) (journal.File, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if d.cut {
+		return nil, ErrPowerCut
+	}
+	if _, ok := d.files[path]; !ok {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	return &handle{d: d, path: path}, nil
+}
+
+// ReadFile implements journal.FS.
+func (d *Disk) ReadFile(path string) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	f, ok := d.files[path]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	return slices.Clone(f.data), nil
+}
+
+// SyncDir implements journal.FS: the entries of files in dir become
+// durable.
+func (d *Disk) SyncDir(dir string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if err := d.op(); err != nil {
+		return err
+	}
+	if d.LyingSync {
+		return nil
+	}
+	for p, f := range d.files {
+		if filepath.Dir(p) == filepath.Clean(dir) {
+			f.entryDurable = true
+		}
+	}
+	return nil
+}
+
+type handle struct {
+	d      *Disk
+	path   string
+	off    int64
+	append bool
+}
+
+func (h *handle) Write(p []byte) (int, error) {
+	h.d.mu.Lock()
+	defer h.d.mu.Unlock()
+	if err := h.d.op(); err != nil {
+		return 0, err
+	}
+	f := h.d.files[h.path]
+	if h.append {
+		h.off = int64(len(f.data))
+	}
+	end := h.off + int64(len(p))
+	if end > int64(len(f.data)) {
+		f.data = append(f.data, make([]byte, end-int64(len(f.data)))...)
+	}
+	copy(f.data[h.off:], p)
+	h.off = end
+	return len(p), nil
+}
+
+func (h *handle) Sync() error {
+	h.d.mu.Lock()
+	defer h.d.mu.Unlock()
+	if err := h.d.op(); err != nil {
+		return err
+	}
+	if !h.d.LyingSync {
+		f := h.d.files[h.path]
+		f.durable = slices.Clone(f.data)
+	}
+	return nil
+}
+
+func (h *handle) Truncate(size int64) error {
+	h.d.mu.Lock()
+	defer h.d.mu.Unlock()
+	if err := h.d.op(); err != nil {
+		return err
+	}
+	f := h.d.files[h.path]
+	if size < int64(len(f.data)) {
+		f.data = f.data[:size:size]
+	}
+	return nil
+}
+
+func (h *handle) Seek(offset int64, whence int) (int64, error) {
+	if whence != io.SeekStart {
+		return 0, fmt.Errorf("powerloss: seek whence %d is not modelled", whence)
+	}
+	h.off = offset
+	return offset, nil
+}
+
+func (h *handle) Close() error { return nil }
+
+// State is one thing the disk may hold after a power cut: per file, its
+// contents, or absent.
+type State struct {
+	Files map[string][]byte
+	// Note says how the state differs from what the process saw, for
+	// failure messages ("journal.jsonl: 512 of 731 unsynced bytes kept").
+	Note string
+}
+
+// States lists every state a power cut now could leave, by the rules in
+// the package comment. Files are independent; their states combine.
+func (d *Disk) States() []State {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	paths := make([]string, 0, len(d.files))
+	for p := range d.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	states := []State{{Files: map[string][]byte{}}}
+	for _, p := range paths {
+		options := fileStates(filepath.Base(p), d.files[p])
+		var next []State
+		for _, s := range states {
+			for _, o := range options {
+				files := maps(s.Files)
+				if o.present {
+					files[p] = o.data
+				}
+				note := s.Note
+				if o.note != "" {
+					if note != "" {
+						note += "; "
+					}
+					note += o.note
+				}
+				next = append(next, State{Files: files, Note: note})
+			}
+		}
+		states = next
+	}
+	return states
+}
+
+type fileState struct {
+	present bool
+	data    []byte
+	note    string
+}
+
+func fileStates(name string, f *file) []fileState {
+	var out []fileState
+	if !f.entryDurable {
+		out = append(out, fileState{note: name + ": directory entry lost (directory not synced)"})
+	}
+	if !bytesHasPrefix(f.data, f.durable) {
+		// Truncated since the last sync: either side may be what stays.
+		return append(out,
+			fileState{present: true, data: slices.Clone(f.durable), note: name + ": truncation lost"},
+			fileState{present: true, data: slices.Clone(f.data)})
+	}
+	pending := len(f.data) - len(f.durable)
+	if pending == 0 {
+		return append(out, fileState{present: true, data: slices.Clone(f.data)})
+	}
+	out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: fmt.Sprintf("%s: %d unsynced bytes lost", name, pending)})
+	for cut := len(f.durable) + 1; cut < len(f.data); cut++ {
+		if cut%SectorSize == 0 {
+			out = append(out, fileState{present: true, data: slices.Clone(f.data[:cut]), note: fmt.Sprintf("%s: torn at byte %d, %d of %d unsynced bytes kept", name, cut, cut-len(f.durable), pending)})
+		}
+	}
+	return append(out, fileState{present: true, data: slices.Clone(f.data), note: fmt.Sprintf("%s: %d unsynced bytes kept", name, pending)})
+}
+
+func bytesHasPrefix(b, prefix []byte) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == string(prefix)
+}
+
+func maps(m map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Restore returns a disk holding exactly the state, every file durable:
+// the disk the next process finds after the power comes back.
+func Restore(s State) *Disk {
+	d := &Disk{}
+	d.init()
+	for p, data := range s.Files {
+		d.files[p] = &file{data: slices.Clone(data), durable: slices.Clone(data), entryDurable: true}
+		d.dirs[filepath.Dir(p)] = true
+	}
+	return d
+}

@@ -1,0 +1,212 @@
+package powerloss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/crashpoint"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/journal"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Options configure one scenario's exploration.
+type Options struct {
+	// Driver holds the reference's options (deviations, schema cache);
+	// its JournalFS is replaced by the modelled disk.
+	Driver refdriver.Options
+	// LyingSync runs the journal on a disk whose syncs make nothing
+	// durable (see Disk.LyingSync).
+	LyingSync bool
+}
+
+// Result is what exploring one scenario found.
+type Result struct {
+	Scenario string
+	Moments  int // power cuts tried: one after each disk operation
+	States   int // disk states resumed from
+	// NotStarted counts states without a journal to resume, in which no
+	// handler had run: the run never durably started.
+	NotStarted int
+	Resumed    int // states resumed to a result that passed the judge
+	Lost       int // states whose resume lost or changed a result
+	Doubled    int // states after which a NEVER handler ran more often than uninterrupted
+	Failures   []string
+}
+
+// dir is where every modelled run keeps its journal.
+const dir = "/powerloss/run"
+
+// Explore runs sc once on a modelled disk to count its disk operations and
+// learn its journal points, then for each operation cuts the power after
+// it, builds every state the disk may be left in, resumes from each in a
+// new process (a fresh kernel over the same fakes) and judges the resume
+// with crashpoint.Judge, at the kill point the state amounts to.
+func Explore(ctx context.Context, sc *scenarios.Scenario, o Options) (Result, error) {
+	res := Result{Scenario: sc.ID}
+	plain := crashpoint.WithoutCrash(sc)
+	disk := &Disk{LyingSync: o.LyingSync}
+	env := fakes.New(plain, nil)
+	var points []protocol.Point
+	tr, err := refdriver.Process(ctx, plain, env, dir, collect(&points), false, o.driver(disk))
+	if err != nil {
+		return res, fmt.Errorf("%s: uninterrupted run: %w", sc.ID, err)
+	}
+	snap := env.Snapshot()
+	tr.HandlerCalls, tr.ModelCalls = snap.HandlerCalls, snap.ModelCalls
+	base, err := crashpoint.NewBaseline(tr, points, snap.HandlerCalls)
+	if err != nil {
+		return res, err
+	}
+	for cut := 1; cut <= disk.Ops(); cut++ {
+		res.Moments++
+		states := crash(ctx, plain, o, cut).States()
+		for i := range states {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			res.States++
+			res.judge(ctx, plain, base, o, cut, i)
+		}
+	}
+	return res, nil
+}
+
+func (o Options) driver(d *Disk) refdriver.Options {
+	do := o.Driver
+	do.JournalFS = d
+	return do
+}
+
+func collect(points *[]protocol.Point) journal.Hook {
+	return func(p journal.Point) error {
+		when := "after"
+		if p.Before {
+			when = "before"
+		}
+		*points = append(*points, protocol.Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step})
+		return nil
+	}
+}
+
+// crash runs sc until the power goes off after cut disk operations and
+// returns the disk as the process left it.
+func crash(ctx context.Context, sc *scenarios.Scenario, o Options, cut int) *Disk {
+	d, _, _ := crashWith(ctx, sc, o, cut)
+	return d
+}
+
+func crashWith(ctx context.Context, sc *scenarios.Scenario, o Options, cut int) (*Disk, *fakes.Env, []protocol.Point) {
+	d := &Disk{Cut: cut, LyingSync: o.LyingSync}
+	env := fakes.New(sc, nil)
+	var points []protocol.Point
+	// The run stops at the cut with a journal write error; what it did
+	// before is in env and on d.
+	_, _ = refdriver.Process(ctx, sc, env, dir, collect(&points), false, o.driver(d))
+	return d, env, points
+}
+
+// judge resumes from state i of the power cut after cut operations and
+// tallies the verdict. The crashed run is repeated so that the fakes
+// hold exactly what that process did.
+func (r *Result) judge(ctx context.Context, sc *scenarios.Scenario, base *crashpoint.Baseline, o Options, cut, i int) {
+	d, env, points := crashWith(ctx, sc, o, cut)
+	state := d.States()[i]
+	where := fmt.Sprintf("power cut after disk operation %d", cut)
+	if state.Note != "" {
+		where += " (" + state.Note + ")"
+	}
+	data, present := state.Files[path.Join(dir, journal.FileName)]
+	ran := len(env.Snapshot().HandlerCalls) > 0
+	if !present {
+		if !ran {
+			r.NotStarted++
+			return
+		}
+		r.Lost++
+		r.Failures = append(r.Failures, where+": the journal is gone although handlers ran; the run's work is lost (0002.D1)")
+		return
+	}
+	got, err := refdriver.Process(ctx, sc, env, dir, nil, true, o.driver(Restore(state)))
+	if err != nil {
+		r.Lost++
+		r.Failures = append(r.Failures, where+": resume failed: "+err.Error()+" (0002.D3)")
+		return
+	}
+	p := equivalentPoint(data, points)
+	snap := env.Snapshot()
+	byTool := map[string]int{}
+	for _, c := range snap.HandlerCalls {
+		byTool[c.Tool]++
+	}
+	byStep := map[int]int{}
+	for _, in := range snap.ModelInputs {
+		byStep[fakes.StepOf(in)]++
+	}
+	doc, err := trajectories.ToGeneric(got)
+	if err != nil {
+		r.Lost++
+		r.Failures = append(r.Failures, where+": "+err.Error())
+		return
+	}
+	var counts crashpoint.Counts
+	fails := crashpoint.Judge(sc, base, p, got, doc, byTool, byStep, &counts)
+	if len(fails) == 0 {
+		r.Resumed++
+		return
+	}
+	if doubledNever(sc, base, byTool) {
+		r.Doubled++
+	} else {
+		r.Lost++
+	}
+	for _, f := range fails {
+		r.Failures = append(r.Failures, fmt.Sprintf("%s, like a kill at %s: %s", where, p, f))
+	}
+}
+
+// equivalentPoint is the kill point a disk state amounts to: the records
+// that survived whole are the journal, and the process had either gone on
+// to start the next record (before it) or not (after the last one).
+func equivalentPoint(data []byte, points []protocol.Point) protocol.Point {
+	c, err := journal.Parse(journal.FileName, data)
+	var tail *journal.TailError
+	if err != nil && !errors.As(err, &tail) {
+		return protocol.Point{When: "before", Seq: 1, Record: journal.TypeRunStarted}
+	}
+	n := len(c.Records)
+	for _, p := range points {
+		if p.When == "before" && p.Seq == n+1 {
+			return p
+		}
+	}
+	for _, p := range points {
+		if p.Seq == n {
+			// Written but not yet synced when the power went off, and
+			// kept: the process had gone no further than after it.
+			p.When = "after"
+			return p
+		}
+	}
+	return protocol.Point{When: "before", Seq: 1, Record: journal.TypeRunStarted}
+}
+
+// doubledNever reports whether a NEVER tool's handler ran more often
+// across both processes than in the uninterrupted run.
+func doubledNever(sc *scenarios.Scenario, base *crashpoint.Baseline, byTool map[string]int) bool {
+	want := map[string]int{}
+	for _, c := range base.Trajectory.HandlerCalls {
+		want[c.Tool]++
+	}
+	for _, t := range sc.Tools {
+		if t.Replay != "SAFE" && byTool[t.Name] > want[t.Name] {
+			return true
+		}
+	}
+	return false
+}
