@@ -59,6 +59,7 @@ func headless(t *testing.T, browser string, args ...string) []byte {
 // every row that does not fail. A screenshot is kept in
 // $POLYLOOP_ARTEFACTS when set.
 func TestHTMLReportInChromium(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	selfImpl(t)
 	dir := t.TempDir()
@@ -127,6 +128,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 // decisions, and the "without scenarios" filter showing exactly the
 // decisions no scenario cites.
 func TestCoverageHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	dir := t.TempDir()
 	page, data := filepath.Join(dir, "coverage.html"), filepath.Join(dir, "coverage.json")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,8 +20,30 @@ func TestMain(m *testing.M) {
 	if os.Getenv("POLYLOOP_TEST_SERVE") == "1" {
 		os.Exit(Exec(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// The implementations the tests start (serve-reference, and the
+	// scripts in testdata/impls through $POLYLOOP_REF) are one build of
+	// the CLI without the race detector: they are the implementation
+	// under test, started hundreds of times, and a race-instrumented
+	// child costs several times as much to start. The code they run is
+	// race-tested in process here and in internal/protocol.
+	dir, err := os.MkdirTemp("", "polyloop-cli-test-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ref = filepath.Join(dir, "polyloop-conform")
+	if out, err := exec.Command("go", "build", "-o", ref, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build polyloop-conform for the subprocess tests: %v\n%s", err, out)
+		os.Exit(2)
+	}
+	os.Setenv("POLYLOOP_REF", ref)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+// ref is the CLI binary the subprocess tests start.
+var ref string
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -29,15 +52,11 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// selfImpl returns the CLI binary that serves as an implementation over
+// the protocol (also $POLYLOOP_REF for the scripts in testdata/impls).
 func selfImpl(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("POLYLOOP_TEST_SERVE", "1")
-	t.Setenv("POLYLOOP_REF", exe)
-	return exe
+	return ref
 }
 
 func TestRun_inProcess_allPass(t *testing.T) {
@@ -51,6 +70,7 @@ func TestRun_inProcess_allPass(t *testing.T) {
 }
 
 func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	for _, p := range []string{"1", "3"} {
 		code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", p, "--report", "json")
@@ -74,6 +94,7 @@ func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
 }
 
 func TestRun_brokenImplementations(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	// Only hang.sh is meant to hit the timeout; the others get room to be
 	// slow under the race detector (flood.sh pipes 20 MB).
@@ -140,6 +161,7 @@ func leftoverSleeps() []string {
 }
 
 func TestRun_wrongFieldNamesPathAndDecision(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool")
 	if code != ExitFail {
@@ -198,6 +220,7 @@ func TestRun_handshakeErrorsAreSetupErrors(t *testing.T) {
 }
 
 func TestRun_knownFailing(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	dir := t.TempDir()
 	write := func(body string) string {
@@ -229,6 +252,7 @@ func TestRun_knownFailing(t *testing.T) {
 }
 
 func TestRun_transcriptsAndReports(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.xml")
@@ -260,6 +284,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestRun_unclaimedCapabilitiesAreSkipped(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/limited.sh")
 	if code != ExitOK {
@@ -279,6 +304,7 @@ func TestRun_unclaimedCapabilitiesAreSkipped(t *testing.T) {
 // acknowledge the calls a cancellation abandoned fails the release checks
 // (0004.D4.release), in the model-call and the tool-call scenario alike.
 func TestRun_cancelledCallsMustBeReleased(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/keeps-waiting.sh", "--run", "cancel.implementation-keeps-waiting,cancel.during-tool-call")
 	if code != ExitFail {
@@ -417,6 +443,7 @@ func TestImplIsAShellCommandLine(t *testing.T) {
 // to stderr is tagged with the scenario it was running, and kept with that
 // scenario for the JUnit report's system-err.
 func TestImplementationStderrPerScenario(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	impl := exe + " serve-reference | tee /dev/stderr"
 	dir := t.TempDir()
@@ -441,6 +468,7 @@ func TestImplementationStderrPerScenario(t *testing.T) {
 // record, so the ginkgo suite's -update refuses to run with POLYLOOP_IMPL
 // (which once rewrote 64 goldens from another implementation).
 func TestUpdateRefusesAForeignImplementation(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the conformance suite")
 	}

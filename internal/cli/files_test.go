@@ -36,6 +36,7 @@ func mustReplace(t *testing.T, s, old, new string) string {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyGolden(t, dir, "outcome.env-error", same)
 	copyGolden(t, dir, "context.order", func(s string) string { return mustReplace(t, s, `"context_size": 81`, `"context_size": 85`) })
@@ -85,6 +86,7 @@ func TestDiffAndValidate(t *testing.T) {
 }
 
 func TestListAndCoverage(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, "list", "--run", "resume.*")
 	if code != ExitOK || !strings.Contains(out, "resume.safe-replayed") || strings.Contains(out, "outcome.") {
 		t.Errorf("list: exit %d\n%s", code, out)
@@ -111,6 +113,7 @@ func TestListAndCoverage(t *testing.T) {
 }
 
 func TestRecordThenVerify(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
 	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", "resume.*,context.order", "--record", dir)
@@ -130,6 +133,7 @@ func TestRecordThenVerify(t *testing.T) {
 // TestProtocolExamples keeps docs/examples honest: each committed
 // transcript must be what the runner and serve-reference exchange today.
 func TestProtocolExamples(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	examples, _ := filepath.Glob("../../docs/examples/*.jsonl")
 	if len(examples) == 0 {
@@ -184,6 +188,7 @@ func TestVerify_implementationText(t *testing.T) {
 // docs/protocol.schema.json, so the schema describes what the runner sends
 // as well as what it accepts.
 func TestEveryMessageMatchesTheSchema(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
 	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK {
@@ -217,6 +222,7 @@ func TestEveryMessageMatchesTheSchema(t *testing.T) {
 // format is refused, so is hiding what a MUST expect block checks unless
 // --ignore-must says so, and verify says what it left out.
 func TestIgnorePatternsAreChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyGolden(t, dir, "context.order", same)
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 // one, the brief report's first cause names the field, the decision that
 // governs it and how many scenarios show it, in under 15 lines.
 func TestBriefNamesTheOneCause(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--brief", "-p", "4")
 	if code != ExitFail {
@@ -38,6 +39,7 @@ func TestBriefNamesTheOneCause(t *testing.T) {
 // TestTraceShowsTheExchange: --trace prints a failing scenario's protocol
 // exchange and stderr under it, and nothing for passing ones.
 func TestTraceShowsTheExchange(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool,outcome.env-error", "--trace")
 	if code != ExitFail {
@@ -57,6 +59,7 @@ func TestTraceShowsTheExchange(t *testing.T) {
 // report what the unsharded run reports (timings and the shard note
 // aside).
 func TestShardsMergeIntoTheWholeRun(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	dir := t.TempDir()
 	for _, cmd := range []struct {

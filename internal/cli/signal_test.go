@@ -37,6 +37,7 @@ func implProcesses(t *testing.T) []string {
 // ran, kills the implementation's whole process group, and leaves no
 // temporary journal directory.
 func TestSignalStopsTheRun(t *testing.T) {
+	t.Parallel()
 	if len(implProcesses(t)) > 0 {
 		t.Skip("a hang.sh from another test is still running")
 	}
@@ -105,6 +106,7 @@ func TestSignalStopsTheRun(t *testing.T) {
 // chance to clean up; the shell it started gets the parent-death signal,
 // and serve-reference reads the end of its input and exits.
 func TestServeReferenceOutlivesNoRunner(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	serving := func() []string {
 		var out []string
@@ -149,6 +151,7 @@ func TestServeReferenceOutlivesNoRunner(t *testing.T) {
 // TestExploreOverTheProtocol: explore kills serve-reference at every
 // journal point of the resume scenarios and every resume passes.
 func TestExploreOverTheProtocol(t *testing.T) {
+	t.Parallel()
 	exe := selfImpl(t)
 	var out, errb bytes.Buffer
 	code := Main(t.Context(), []string{"explore", "--impl", exe + " serve-reference", "--run", "resume.*", "-p", "4"}, strings.NewReader(""), &out, &errb)
@@ -161,6 +164,7 @@ func TestExploreOverTheProtocol(t *testing.T) {
 // unfinished NEVER action again after a kill is caught by explore, with
 // the scenario, the crash point and the decision.
 func TestExploreCatchesANeverReplay(t *testing.T) {
+	t.Parallel()
 	selfImpl(t)
 	var out, errb bytes.Buffer
 	code := Main(t.Context(), []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}, strings.NewReader(""), &out, &errb)
@@ -174,6 +178,7 @@ func TestExploreCatchesANeverReplay(t *testing.T) {
 // TestSelfcheckNamesTheDecisionToSharpen: a deviation no scenario catches
 // fails selfcheck with the decision that needs a sharper scenario.
 func TestSelfcheckNamesTheDecisionToSharpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, id := range []string{"outcome.normal-return", "resume.safe-replayed"} {
 		data, _ := os.ReadFile("../../scenarios/" + id + ".yaml")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
@@ -35,19 +36,19 @@ func startReference(tb testing.TB, extra ...string) *protocol.Client {
 	return c
 }
 
-// TestCrashPoints kills the reference, over the protocol, at every journal
-// write point of every scenario that can run with a journal and checks the
-// resume invariants (0002.D1-D5), exactly as explore does for any
-// implementation.
+// TestCrashPoints kills the reference at every journal write point of
+// every scenario that can run with a journal and checks the resume
+// invariants (0002.D1-D5) with the same Explore and Judge that explore
+// uses for any implementation. It runs the kernel in process (see
+// inProcess); TestExploreCatchesNeverReplayed and internal/cli's
+// TestExploreOverTheProtocol run the exploration over the protocol with
+// real processes, and CI runs all of it that way.
 func TestCrashPoints(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns hundreds of processes")
-	}
 	scs, err := scenarios.LoadAll(scenarios.Embedded())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startReference(t)
+	c := newInProcess()
 	total, replays, unknown, explored, resumeScenarios := 0, 0, 0, 0, 0
 	for _, sc := range scs {
 		if !Eligible(sc) {
@@ -91,9 +92,19 @@ func TestExploreCatchesNeverReplayed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	t.Run("over the protocol", func(t *testing.T) {
+		catchesNeverReplayed(t, startReference(t, "--mutant", "never-replayed"))
+	})
+	t.Run("in process", func(t *testing.T) {
+		r := newInProcess()
+		r.opts.Deviations = deviation.Set{deviation.NeverReplayed: true}
+		catchesNeverReplayed(t, r)
+	})
+}
+
+func catchesNeverReplayed(t *testing.T, r Runner) {
 	sc := load(t, "resume.never-not-replayed.yaml")
-	c := startReference(t, "--mutant", "never-replayed")
-	res := Explore(context.Background(), c, sc, Options{Timeout: 30 * time.Second, Parallel: 2})
+	res := Explore(context.Background(), r, sc, Options{Timeout: 30 * time.Second, Parallel: 2})
 	if res.Baseline != nil {
 		t.Fatal(res.Baseline)
 	}

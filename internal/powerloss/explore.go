@@ -65,13 +65,20 @@ func Explore(ctx context.Context, sc *scenarios.Scenario, o Options) (Result, er
 	}
 	for cut := 1; cut <= disk.Ops(); cut++ {
 		res.Moments++
-		states := crash(ctx, plain, o, cut).States()
-		for i := range states {
+		d, env, points := crashWith(ctx, plain, o, cut)
+		states := d.States()
+		for i, state := range states {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
+			if i > 0 {
+				// The fakes hold what the crashed process did, and the
+				// resume adds to them: each state resumes after its own
+				// (identical, deterministic) crashed run.
+				_, env, points = crashWith(ctx, plain, o, cut)
+			}
 			res.States++
-			res.judge(ctx, plain, base, o, cut, i)
+			res.judge(ctx, plain, base, o, state, env, points, fmt.Sprintf("power cut after disk operation %d", cut))
 		}
 	}
 	return res, nil
@@ -94,13 +101,9 @@ func collect(points *[]protocol.Point) journal.Hook {
 	}
 }
 
-// crash runs sc until the power goes off after cut disk operations and
-// returns the disk as the process left it.
-func crash(ctx context.Context, sc *scenarios.Scenario, o Options, cut int) *Disk {
-	d, _, _ := crashWith(ctx, sc, o, cut)
-	return d
-}
-
+// crashWith runs sc until the power goes off after cut disk operations
+// and returns the disk as the process left it, the fakes holding what it
+// did, and the journal points it passed.
 func crashWith(ctx context.Context, sc *scenarios.Scenario, o Options, cut int) (*Disk, *fakes.Env, []protocol.Point) {
 	d := &Disk{Cut: cut, LyingSync: o.LyingSync}
 	env := fakes.New(sc, nil)
@@ -111,13 +114,9 @@ func crashWith(ctx context.Context, sc *scenarios.Scenario, o Options, cut int) 
 	return d, env, points
 }
 
-// judge resumes from state i of the power cut after cut operations and
-// tallies the verdict. The crashed run is repeated so that the fakes
-// hold exactly what that process did.
-func (r *Result) judge(ctx context.Context, sc *scenarios.Scenario, base *crashpoint.Baseline, o Options, cut, i int) {
-	d, env, points := crashWith(ctx, sc, o, cut)
-	state := d.States()[i]
-	where := fmt.Sprintf("power cut after disk operation %d", cut)
+// judge resumes from one state of a power cut, over the fakes of the
+// crashed process, and tallies the verdict.
+func (r *Result) judge(ctx context.Context, sc *scenarios.Scenario, base *crashpoint.Baseline, o Options, state State, env *fakes.Env, points []protocol.Point, where string) {
 	if state.Note != "" {
 		where += " (" + state.Note + ")"
 	}

@@ -252,6 +252,31 @@ func Decode(line []byte) (*Message, error) {
 	if err := check(doc); err != nil {
 		return nil, err
 	}
+	return unmarshal(line)
+}
+
+// DecodeTrusted parses one line from the runner without checking it
+// against the schemas. serve-reference uses it: the runner's messages are
+// built by the runner's own types, and the schema is compiled only where
+// it judges something (the runner reading an implementation), so a
+// reference process that the crash explorer starts twice per crash point
+// does not pay for compiling it.
+func DecodeTrusted(line []byte) (*Message, error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrBadMessage, preview(line))
+	}
+	m, err := unmarshal(line)
+	if err != nil {
+		return nil, err
+	}
+	if !knownTypes[m.Type] {
+		return nil, fmt.Errorf("%w: unexpected message type %q (docs/protocol.md lists the types)", ErrBadMessage, m.Type)
+	}
+	return m, nil
+}
+
+func unmarshal(line []byte) (*Message, error) {
 	var m Message
 	if err := json.Unmarshal(line, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))

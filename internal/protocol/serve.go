@@ -92,7 +92,7 @@ func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out i
 			busy = false
 		default:
 		}
-		m, err := Decode(line)
+		m, err := DecodeTrusted(line)
 		if err != nil {
 			return err
 		}
