@@ -273,6 +273,13 @@ func TestRun_transcriptsAndReports(t *testing.T) {
 			t.Errorf("transcript lacks %s", want)
 		}
 	}
+	page := filepath.Join(dir, "report.html")
+	if code, stdout, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", "cancel.during-tool-call", "--format", "html", "--out", page); code != ExitOK {
+		t.Fatalf("html: exit %d\n%s\n%s", code, stdout, errs)
+	}
+	if html, _ := os.ReadFile(page); !bytes.Contains(html, []byte(`id="s-cancel.during-tool-call" data-verdict="pass"`)) {
+		t.Errorf("html report lacks the scenario's passing row")
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
