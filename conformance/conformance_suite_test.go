@@ -16,6 +16,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/golden"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -52,7 +53,7 @@ func mustLoad() []*scenarios.Scenario {
 
 // impl is the driver every spec runs against: the in-process reference,
 // or the command line in POLYLOOP_IMPL over the stdio protocol.
-var impl engine.Driver = engine.Reference{Schemas: &tools.SchemaCache{}}
+var impl engine.Driver = refdriver.Driver{Schemas: &tools.SchemaCache{}}
 
 func driver() engine.Driver { return impl }
 

@@ -1,14 +1,13 @@
 package fakes
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/polyloop/polyloop-conform/reference/action"
-	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -34,6 +33,14 @@ type Panic struct {
 
 func (p *Panic) Error() string { return "handler panicked: " + p.Err.Error() }
 
+// EnvError is a handler behaviour that reports an environment error (the
+// design's ToolEnvironmentError; env_error on the wire).
+type EnvError struct {
+	Message string
+}
+
+func (e *EnvError) Error() string { return e.Message }
+
 // ErrScriptExhausted means the implementation asked the model for a step
 // the scenario does not script: usually a stop judge that did not stop.
 var ErrScriptExhausted = errors.New("the scenario scripts no model output for this step")
@@ -45,7 +52,7 @@ type Env struct {
 
 	mu           sync.Mutex
 	modelCalls   int
-	inputs       [][]assembly.Message
+	inputs       [][]trajectories.Message
 	handlerCalls []trajectories.HandlerCall
 	perTool      map[string]int
 	perExecutor  map[int]int
@@ -107,10 +114,10 @@ func (e *Env) phaseName(phase int) string {
 // StepOf derives the step a model input belongs to from the number of
 // assistant messages in it, so a resumed run is answered by step, not by
 // how many calls came before.
-func StepOf(input []assembly.Message) int {
+func StepOf(input []trajectories.Message) int {
 	n := 1
 	for _, m := range input {
-		if m.Role == assembly.RoleAssistant {
+		if m.Role == "assistant" {
 			n++
 		}
 	}
@@ -118,10 +125,10 @@ func StepOf(input []assembly.Message) int {
 }
 
 // Complete answers a model call of the given phase.
-func (e *Env) Complete(ctx context.Context, phase int, input []assembly.Message) (string, error) {
+func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Message) (string, error) {
 	e.mu.Lock()
 	e.modelCalls++
-	e.inputs = append(e.inputs, append([]assembly.Message(nil), input...))
+	e.inputs = append(e.inputs, append([]trajectories.Message(nil), input...))
 	e.mu.Unlock()
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
@@ -181,14 +188,9 @@ func (e *Env) block(ctx context.Context, release func()) error {
 	return &Blocked{err: ctx.Err(), release: func() { once.Do(release) }}
 }
 
-// Model returns the phase's fake model in the kernel's shape.
-func (e *Env) Model(phase int) func(context.Context, []assembly.Message) (string, error) {
-	return func(ctx context.Context, in []assembly.Message) (string, error) { return e.Complete(ctx, phase, in) }
-}
-
 // ModelBlocks reports whether the model call for this input will block
 // until cancelled, so a runner can answer other calls inline.
-func (e *Env) ModelBlocks(phase int, input []assembly.Message) bool {
+func (e *Env) ModelBlocks(phase int, input []trajectories.Message) bool {
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
 		return false
@@ -248,11 +250,11 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	case b.Return != nil:
 		return *b.Return, nil
 	case b.Echo:
-		return action.CanonicalJSON(args), nil
+		return echo(args), nil
 	case b.Error != nil:
 		return "", &NamedError{Type: b.Error.Type, Message: b.Error.Message}
 	case b.EnvError != nil:
-		return "", &tools.ToolEnvironmentError{Message: *b.EnvError}
+		return "", &EnvError{Message: *b.EnvError}
 	case b.Panic != nil:
 		return "", &Panic{Err: &NamedError{Type: b.Panic.Type, Message: b.Panic.Message}}
 	case b.Block:
@@ -265,31 +267,10 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	return "", fmt.Errorf("fakes: tool %q has an empty behaviour", tool)
 }
 
-// Handler returns the tool's fake handler, or nil when the scenario gives
-// it none.
-func (e *Env) Handler(phase int, tool string) tools.ToolHandler {
-	if !e.HasHandler(tool) {
-		return nil
-	}
-	return func(ctx context.Context, args map[string]any) (string, error) {
-		return e.CallHandler(ctx, phase, tool, args)
-	}
-}
-
-// Execute answers the scripted project executor of a phase. An outcome
-// without a completion signal reads as "not complete" (0004 档 G).
-func (e *Env) Execute(ctx context.Context, phase int, _ action.Action) (tools.ActionOutcome, error) {
-	s, err := e.Scripted(ctx, phase)
-	if err != nil {
-		return tools.ActionOutcome{}, err
-	}
-	return tools.ActionOutcome{
-		Status:                    tools.Status(s.Status),
-		Observation:               s.Observation,
-		ObservationIsSynthetic:    s.ObservationIsSynthetic,
-		EnvReportedCompletion:     s.EnvReportedCompletion,
-		ObservationTruncatedChars: s.ObservationTruncatedChars,
-	}, nil
+// Execute answers a project executor call of a phase with the next
+// scripted outcome, whatever the action (the script is by call order).
+func (e *Env) Execute(ctx context.Context, phase int, _ trajectories.Action) (scenarios.ScriptedOutcome, error) {
+	return e.Scripted(ctx, phase)
 }
 
 // Scripted returns the project executor's next scripted outcome for a
@@ -310,25 +291,10 @@ func (e *Env) Scripted(ctx context.Context, phase int) (scenarios.ScriptedOutcom
 	return script[min(n, len(script)-1)], nil
 }
 
-// ExecutorFunc adapts a phase's project executor to the kernel's seam.
-type ExecutorFunc func(ctx context.Context, a action.Action) (tools.ActionOutcome, error)
-
-// Execute calls f.
-func (f ExecutorFunc) Execute(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
-	return f(ctx, a)
-}
-
-// Executor returns the phase's project executor.
-func (e *Env) Executor(phase int) ExecutorFunc {
-	return func(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
-		return e.Execute(ctx, phase, a)
-	}
-}
-
 // Record is a snapshot of what the Env saw.
 type Record struct {
 	ModelCalls   int
-	ModelInputs  [][]assembly.Message
+	ModelInputs  [][]trajectories.Message
 	HandlerCalls []trajectories.HandlerCall
 	Blocked      int
 	// ModelCallsReleased counts blocked model calls that were released.
@@ -341,7 +307,7 @@ func (e *Env) Snapshot() Record {
 	defer e.mu.Unlock()
 	return Record{
 		ModelCalls:         e.modelCalls,
-		ModelInputs:        append([][]assembly.Message(nil), e.inputs...),
+		ModelInputs:        append([][]trajectories.Message(nil), e.inputs...),
 		HandlerCalls:       append([]trajectories.HandlerCall(nil), e.handlerCalls...),
 		Blocked:            e.blocked,
 		ModelCallsReleased: e.modelReleased,
@@ -354,4 +320,16 @@ func copyArgs(a map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// echo is an echo handler's text: the arguments as compact JSON, keys
+// sorted, numbers as the model wrote them, no HTML escaping.
+func echo(args map[string]any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return fmt.Sprintf("%v", args)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/journal"
-	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 func text(s string) *string { return &s }
@@ -39,11 +37,11 @@ func TestHandlersFollowTheirScript(t *testing.T) {
 			t.Fatalf("call %d: %q %v", i+2, out, err)
 		}
 	}
-	var envErr *tools.ToolEnvironmentError
+	var envErr *EnvError
 	if _, err := e.CallHandler(ctx, 0, "env", nil); !errors.As(err, &envErr) {
 		t.Errorf("env_error: %v", err)
 	}
-	if e.Handler(0, "bare") != nil || e.HasHandler("bare") {
+	if e.HasHandler("bare") {
 		t.Error("a tool without behaviours got a handler")
 	}
 	if n := len(e.Snapshot().HandlerCalls); n != 4 {
@@ -80,18 +78,18 @@ func TestBlockUntilCancelledAndRelease(t *testing.T) {
 func TestModelAnswersByStep(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := New(scenario(), cancel)
-	in := []assembly.Message{{Role: "user", Content: "goal"}}
+	in := []trajectories.Message{{Role: "user", Content: "goal"}}
 	if out, err := e.Complete(ctx, 0, in); err != nil || out != "one" {
 		t.Fatalf("step 1: %q %v", out, err)
 	}
-	step2 := append(in, assembly.Message{Role: "assistant", Content: "one"}, assembly.Message{Role: "user", Content: "obs"})
+	step2 := append(in, trajectories.Message{Role: "assistant", Content: "one"}, trajectories.Message{Role: "user", Content: "obs"})
 	if !e.ModelBlocks(0, step2) || StepOf(step2) != 2 {
 		t.Error("step 2 should block")
 	}
 	if _, err := e.Complete(ctx, 0, step2); !errors.Is(err, context.Canceled) {
 		t.Errorf("step 2: %v", err)
 	}
-	step3 := append(step2, assembly.Message{Role: "assistant", Content: "x"})
+	step3 := append(step2, trajectories.Message{Role: "assistant", Content: "x"})
 	if _, err := e.Complete(context.Background(), 0, step3); !errors.Is(err, ErrScriptExhausted) {
 		t.Errorf("step 3: %v", err)
 	}
@@ -100,39 +98,12 @@ func TestModelAnswersByStep(t *testing.T) {
 	}
 }
 
-func TestCrashInjector(t *testing.T) {
-	ci := ForSpec(&scenarios.CrashSpec{When: "after", Record: "action_intent", Step: 2})
-	points := []struct {
-		before bool
-		typ    string
-		step   int
-	}{{true, "action_intent", 1}, {false, "action_intent", 1}, {true, "action_intent", 2}, {false, "action_intent", 2}, {false, "action_intent", 2}}
-	var errs []error
-	for i, p := range points {
-		errs = append(errs, ci.Hook(pt(i+1, p.before, p.typ, p.step)))
-	}
-	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !errors.Is(errs[3], ErrCrash) || errs[4] != nil {
-		t.Errorf("errors = %v (fires once, at after:action_intent:step2)", errs)
-	}
-	if p, ok := ci.Fired(); !ok || p.Step != 2 || p.Before {
-		t.Errorf("fired at %v %v", p, ok)
-	}
-	at := AtIndex(1)
-	if at.Hook(pt(1, true, "run_started", 0)) != nil || !errors.Is(at.Hook(pt(1, false, "run_started", 0)), ErrCrash) {
-		t.Error("AtIndex(1) did not fire at the second point")
-	}
-}
-
-func pt(seq int, before bool, typ string, step int) journal.Point {
-	return journal.Point{Seq: seq, Before: before, Type: typ, Step: step}
-}
-
 func TestCancelFault(t *testing.T) {
 	sc := scenario()
 	sc.Faults.Cancel = &scenarios.CancelSpec{Step: 1, During: "tool_call"}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := New(sc, cancel)
-	in := []assembly.Message{{Role: "user", Content: "goal"}}
+	in := []trajectories.Message{{Role: "user", Content: "goal"}}
 	if _, err := e.Complete(ctx, 0, in); err != nil {
 		t.Fatal(err)
 	}

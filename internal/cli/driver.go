@@ -9,6 +9,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
@@ -30,7 +31,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		if cfg.transcripts != "" {
 			return nil, nil, fmt.Errorf("--transcripts records the protocol exchange, so it needs --impl")
 		}
-		return engine.Reference{Schemas: &tools.SchemaCache{}}, func() {}, nil
+		return refdriver.Driver{Schemas: &tools.SchemaCache{}}, func() {}, nil
 	}
 	impl := cfg.impl
 	c := &protocol.Client{

@@ -15,6 +15,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
@@ -117,7 +118,7 @@ type killer struct {
 // deviations in set turned on.
 func (k killer) failures(ctx context.Context, set deviation.Set) ([]*scenarios.Scenario, error) {
 	suite := &engine.Suite{Scenarios: k.scs, Goldens: k.goldens, Timeout: k.timeout}
-	var d engine.Driver = engine.Reference{Schemas: &tools.SchemaCache{}, Deviations: set}
+	var d engine.Driver = refdriver.Driver{Schemas: &tools.SchemaCache{}, Deviations: set}
 	if k.impl != "" {
 		cmdline := k.impl
 		for name := range set {

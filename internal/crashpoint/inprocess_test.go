@@ -47,7 +47,7 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 			o.OnPoint(pp)
 		}
 		if c := o.CrashAt; c != nil && c.When == when && c.Record == p.Type && (c.Step == 0 || c.Step == p.Step) {
-			return fakes.ErrCrash
+			return refdriver.ErrCrash
 		}
 		return nil
 	}
@@ -55,7 +55,7 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 	if o.CrashAt == nil {
 		return tr, err
 	}
-	if !errors.Is(err, fakes.ErrCrash) {
+	if !errors.Is(err, refdriver.ErrCrash) {
 		return nil, fmt.Errorf("the run did not reach crash point %s:%s:%d (%v)", o.CrashAt.When, o.CrashAt.Record, o.CrashAt.Step, err)
 	}
 	return refdriver.Process(ctx, sc, env, dir, nil, true, r.opts)

@@ -15,12 +15,12 @@ import (
 // transformed is the reference with its trajectory changed after the run,
 // standing in for an implementation that words or decides differently.
 type transformed struct {
-	Reference
+	refdriver.Driver
 	change func(*trajectories.Trajectory)
 }
 
 func (d transformed) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
-	tr, err := d.Reference.Run(ctx, sc, env)
+	tr, err := d.Driver.Run(ctx, sc, env)
 	if err == nil {
 		d.change(tr)
 	}
@@ -167,7 +167,7 @@ func TestUnsortedInjectionsFail(t *testing.T) {
 
 // slow stands for an implementation that is still running when the time
 // limit cancels it and then reports its cancelled run.
-type slow struct{ Reference }
+type slow struct{ refdriver.Driver }
 
 func (slow) Run(ctx context.Context, sc *scenarios.Scenario, _ *fakes.Env) (*trajectories.Trajectory, error) {
 	<-ctx.Done()

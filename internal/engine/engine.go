@@ -21,9 +21,6 @@ import (
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/expect"
-	"github.com/polyloop/polyloop-conform/internal/refdriver"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
-	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -38,26 +35,6 @@ type Driver interface {
 	// Run executes sc against env and returns the implementation's
 	// trajectory. handler_calls and model_calls are filled by the engine.
 	Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error)
-}
-
-// Reference is the in-process reference kernel.
-type Reference struct {
-	// Schemas, when set, shares compiled tool schemas between runs; a
-	// scenario's schemas are otherwise compiled for every run.
-	Schemas *tools.SchemaCache
-	// Deviations turns on named departures from the design (selfcheck).
-	Deviations deviation.Set
-}
-
-// Name implements Driver.
-func (Reference) Name() string { return "reference (in process)" }
-
-// Capabilities implements Driver.
-func (Reference) Capabilities() []string { return refdriver.Capabilities() }
-
-// Run implements Driver.
-func (r Reference) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
-	return refdriver.Run(ctx, sc, env, refdriver.Options{Schemas: r.Schemas, Deviations: r.Deviations})
 }
 
 // Result is one scenario's outcome with everything needed to explain it.

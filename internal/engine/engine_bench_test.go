@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -24,7 +25,7 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 	}
 	suite := &Suite{Scenarios: scs, Goldens: g}
 	ctx := context.Background()
-	ref := Reference{Schemas: &tools.SchemaCache{}}
+	ref := refdriver.Driver{Schemas: &tools.SchemaCache{}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -48,7 +49,7 @@ func TestJudge(t *testing.T) {
 			suite := &Suite{Scenarios: []*scenarios.Scenario{sc}, Goldens: map[string][]byte{sc.ID: tc.golden}}
 			// Twice: the second run takes the cached golden.
 			for i := 0; i < 2; i++ {
-				res := suite.Run(ctx, Reference{}, sc)
+				res := suite.Run(ctx, refdriver.Driver{}, sc)
 				got := strings.Join(res.Messages(), "\n")
 				if tc.want == nil && len(res.Problems) > 0 {
 					t.Fatalf("run %d: problems:\n%s", i, got)
@@ -82,7 +83,7 @@ func TestMissingAndSkip(t *testing.T) {
 }
 
 // limited claims no capability.
-type limited struct{ Reference }
+type limited struct{ refdriver.Driver }
 
 func (limited) Capabilities() []string { return nil }
 

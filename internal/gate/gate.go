@@ -20,6 +20,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/upstream"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -105,7 +106,7 @@ func regenerate(ctx context.Context, scs []*scenarios.Scenario, goldens map[stri
 	passing := map[string]bool{}
 	suite := &engine.Suite{Scenarios: scs}
 	for _, sc := range scs {
-		res := suite.Run(ctx, engine.Reference{}, sc)
+		res := suite.Run(ctx, refdriver.Driver{}, sc)
 		if !res.Passed() {
 			r.Problems = append(r.Problems, fmt.Sprintf("scenario %s fails against the reference: %s", sc.ID, strings.Join(append(res.Messages(), res.Skipped), "; ")))
 			continue

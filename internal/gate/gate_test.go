@@ -11,6 +11,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/golden"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/upstream"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -108,7 +109,7 @@ func regenerateGoldens(t *testing.T, dir string) {
 	}
 	suite := &engine.Suite{Scenarios: scs}
 	for _, sc := range scs {
-		res := suite.Run(context.Background(), engine.Reference{}, sc)
+		res := suite.Run(context.Background(), refdriver.Driver{}, sc)
 		if !res.Passed() {
 			t.Fatalf("%s: %v %s", sc.ID, res.Messages(), res.Skipped)
 		}

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
-	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -534,7 +532,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			ch.state = fmt.Sprintf("the next message after answering model_call %d", m.Call)
 			// A call that blocks until cancellation is answered from its own
 			// goroutine; every other call inline, which saves a hand-off.
-			if x.env.ModelBlocks(*m.Phase, toAssembly(*m.Input)) {
+			if x.env.ModelBlocks(*m.Phase, *m.Input) {
 				calls.Add(1)
 				go func() { defer calls.Done(); x.answerModel(ch, m) }()
 			} else {
@@ -603,14 +601,6 @@ func matches(c *scenarios.CrashSpec, p *Point) bool {
 	return p.When == c.When && p.Record == c.Record && (c.Step == 0 || c.Step == p.Step)
 }
 
-func toAssembly(in []trajectories.Message) []assembly.Message {
-	out := make([]assembly.Message, len(in))
-	for i, m := range in {
-		out[i] = assembly.Message{Role: m.Role, Content: m.Content}
-	}
-	return out
-}
-
 // fail records the first harness-side failure of an answer; the loop
 // turns it into the scenario's error.
 func (x *exchange) fail(err error) {
@@ -637,7 +627,7 @@ func (x *exchange) cancel(ch *child, call int, b *fakes.Blocked) {
 }
 
 func (x *exchange) answerModel(ch *child, m *Message) {
-	out, err := x.env.Complete(x.ctx, *m.Phase, toAssembly(*m.Input))
+	out, err := x.env.Complete(x.ctx, *m.Phase, *m.Input)
 	var failed *fakes.ModelFailure
 	var b *fakes.Blocked
 	switch {
@@ -665,7 +655,7 @@ func (x *exchange) answerHandler(ch *child, m *Message) {
 	}
 	out, err := x.env.CallHandler(x.ctx, *m.Phase, m.Tool, args)
 	var named *fakes.NamedError
-	var envErr *tools.ToolEnvironmentError
+	var envErr *fakes.EnvError
 	var broke *fakes.Panic
 	var b *fakes.Blocked
 	switch {

@@ -10,11 +10,10 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
-	"github.com/polyloop/polyloop-conform/reference/action"
-	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -278,12 +277,8 @@ func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
 	return a, nil
 }
 
-func (e *remoteEnv) Complete(ctx context.Context, phase int, input []assembly.Message) (string, error) {
-	msgs := make([]trajectories.Message, len(input))
-	for i, m := range input {
-		msgs[i] = trajectories.Message{Role: m.Role, Content: m.Content}
-	}
-	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: &msgs})
+func (e *remoteEnv) Complete(ctx context.Context, phase int, input []trajectories.Message) (string, error) {
+	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: &input})
 	if err != nil {
 		return "", err
 	}
@@ -316,30 +311,27 @@ func (e *remoteEnv) CallHandler(ctx context.Context, phase int, tool string, arg
 	case a.Error != nil:
 		return "", &fakes.NamedError{Type: a.Error.Type, Message: a.Error.Message}
 	case a.EnvError != nil:
-		return "", &tools.ToolEnvironmentError{Message: *a.EnvError}
+		return "", &fakes.EnvError{Message: *a.EnvError}
 	case a.Output != nil:
 		return *a.Output, nil
 	}
 	return "", errors.New("runner's handler_result has neither output, error nor env_error")
 }
 
-func (e *remoteEnv) Execute(ctx context.Context, phase int, act action.Action) (tools.ActionOutcome, error) {
-	view := &ActionView{Kind: string(act.Kind), Tool: act.Tool, Code: act.Code}
-	if act.HasArgs {
-		view.Arguments = act.Arguments
-	}
+func (e *remoteEnv) Execute(ctx context.Context, phase int, act trajectories.Action) (scenarios.ScriptedOutcome, error) {
+	view := &ActionView{Kind: act.Kind, Tool: act.Tool, Code: act.Code, Arguments: act.Arguments}
 	a, err := e.ask(ctx, &Message{Type: TypeExecuteCall, Phase: &phase, Action: view})
 	if err != nil {
-		return tools.ActionOutcome{}, err
+		return scenarios.ScriptedOutcome{}, err
 	}
 	if a.Type != TypeExecuteResult || a.Outcome == nil {
-		return tools.ActionOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
+		return scenarios.ScriptedOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
 	}
 	o := a.Outcome
-	// A null completion signal is "not complete" (0004 档 G): in Go, the
-	// zero value.
-	return tools.ActionOutcome{Status: tools.Status(o.Status), Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
-		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
+	// A null completion signal is the scenario's no_completion_signal.
+	return scenarios.ScriptedOutcome{Status: o.Status, Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
+		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, NoCompletionSignal: o.EnvReportedCompletion == nil,
+		ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
 }
 
 func (e *remoteEnv) journalPoint(p journal.Point) error {

@@ -19,7 +19,6 @@ import (
 	"syscall"
 
 	"github.com/polyloop/polyloop-conform/fakes"
-	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
@@ -35,14 +34,6 @@ func Capabilities() []string {
 	return []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}
 }
 
-// Env is the outside world a scenario runs against.
-type Env interface {
-	Complete(ctx context.Context, phase int, input []assembly.Message) (string, error)
-	HasHandler(tool string) bool
-	CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error)
-	Execute(ctx context.Context, phase int, a action.Action) (tools.ActionOutcome, error)
-}
-
 // Options control journal placement and crash injection.
 type Options struct {
 	// JournalRoot is where resume scenarios keep their journal; a temporary
@@ -50,7 +41,7 @@ type Options struct {
 	JournalRoot string
 	// Crash overrides the scenario's crash point (the crash-point harness
 	// walks every point this way). Nil uses the scenario's own.
-	Crash *fakes.CrashInjector
+	Crash *CrashInjector
 	// Schemas shares compiled tool schemas between runs (may be nil).
 	Schemas *tools.SchemaCache
 	// Deviations turns on named departures from the design (selfcheck).
@@ -184,7 +175,7 @@ func multi(sc *scenarios.Scenario) bool { return sc.Request == nil }
 
 func modelFor(env Env, phase int, d deviation.Set) func(context.Context, []assembly.Message) (string, error) {
 	return func(ctx context.Context, in []assembly.Message) (string, error) {
-		out, err := env.Complete(ctx, phase, in)
+		out, err := env.Complete(ctx, phase, WireMessages(in))
 		released(err, d)
 		return out, err
 	}
@@ -222,14 +213,14 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	defer cleanup()
 	inj := o.Crash
 	if inj == nil {
-		inj = fakes.ForSpec(sc.Faults.Crash)
+		inj = ForSpec(sc.Faults.Crash)
 	}
 	first := opts
 	first.JournalDir, first.JournalHook = dir, inj.Hook
 	res, err := run.Run(ctx, req, first)
 	point, fired := inj.Fired()
 	switch {
-	case err != nil && !errors.Is(err, fakes.ErrCrash):
+	case err != nil && !errors.Is(err, ErrCrash):
 		return nil, nil, err
 	case !fired:
 		// The run finished before reaching the point: nothing to resume,
@@ -397,11 +388,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 				}
 				out, err := env.CallHandler(ctx, phase, name, args)
 				released(err, o.Deviations)
-				var p *fakes.Panic
-				if errors.As(err, &p) {
-					panic(p.Err) // a handler that breaks, as a real Go handler would
-				}
-				return out, err
+				return out, kernelHandlerError(err)
 			}
 		} else if o.Deviations.On(deviation.LazyHandlerCheck) {
 			name := t.Name
@@ -441,10 +428,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 	var ex run.ActionExecutor
 	switch r.Executor {
 	case scenarios.ExecutorProject:
-		phase := i
-		ex = fakes.ExecutorFunc(func(ctx context.Context, a action.Action) (tools.ActionOutcome, error) {
-			return env.Execute(ctx, phase, a)
-		})
+		ex = projectExecutor{env: env, phase: i}
 	case scenarios.ExecutorFullRegistry:
 		re, err := full.Executor()
 		if err != nil {
@@ -492,17 +476,11 @@ func appendResult(tr *trajectories.Trajectory, phase string, isMulti bool, res *
 		phase = ""
 	}
 	for _, s := range res.Steps {
-		msgs := make([]trajectories.Message, len(s.ModelInput))
-		for j, m := range s.ModelInput {
-			msgs[j] = trajectories.Message{Role: m.Role, Content: m.Content}
-		}
 		tr.Steps = append(tr.Steps, trajectories.Step{
-			Index: s.Index, Phase: phase, ModelInput: msgs, ContextSize: s.ContextSize, ModelOutput: s.ModelOutput,
+			Index: s.Index, Phase: phase, ModelInput: WireMessages(s.ModelInput), ContextSize: s.ContextSize, ModelOutput: s.ModelOutput,
 			Action: trajectories.Action{Kind: string(s.Action.Kind), Tool: s.Action.Tool, Arguments: s.Action.Arguments,
 				Code: s.Action.Code, Repairs: s.Action.Repairs, Error: s.Action.Error},
-			Outcome: trajectories.Outcome{Status: string(s.Outcome.Status), Observation: s.Outcome.Observation,
-				ObservationIsSynthetic: s.Outcome.ObservationIsSynthetic, EnvReportedCompletion: s.Outcome.EnvReportedCompletion,
-				ObservationTruncatedChars: s.Outcome.ObservationTruncatedChars},
+			Outcome:            wireOutcome(s.Outcome),
 			HistoryObservation: s.HistoryObservation,
 			Counters:           trajectories.Counters{EffectiveSteps: s.Counters.EffectiveSteps, TotalSteps: s.Counters.TotalSteps},
 			Replayed:           s.Replayed,

@@ -1,4 +1,4 @@
-package fakes
+package refdriver
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 // ErrCrash is what the crash injector returns at its point: the kernel must
 // stop writing at once, as a killed process would.
-var ErrCrash = errors.New("fakes: injected crash")
+var ErrCrash = errors.New("refdriver: injected crash")
 
 // CrashInjector is a journal hook that "kills" the run at one write point
 // and records every point it saw.
@@ -18,7 +18,7 @@ type CrashInjector struct {
 	// Match selects the crash point; nil never crashes.
 	Match func(journal.Point) bool
 	// Kill, when set, is called at the crash point instead of returning
-	// ErrCrash (the crash-point harness sends SIGKILL to itself here).
+	// ErrCrash.
 	Kill func(journal.Point)
 
 	mu    sync.Mutex
