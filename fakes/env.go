@@ -1,13 +1,12 @@
 package fakes
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -202,36 +201,25 @@ func (e *Env) ModelBlocks(phase int, input []trajectories.Message) bool {
 // HandlerBlocks reports whether the tool's next handler call will block
 // until cancelled.
 func (e *Env) HandlerBlocks(tool string) bool {
-	for _, t := range e.sc.Tools {
-		if t.Name == tool && len(t.Handler) > 0 {
-			e.mu.Lock()
-			n, step := e.perTool[tool], e.lastStep
-			e.mu.Unlock()
-			return e.cancelAt(step, "tool_call") || t.Handler[min(n, len(t.Handler)-1)].Block
-		}
+	t := e.sc.Tool(tool)
+	if t == nil || len(t.Handler) == 0 {
+		return false
 	}
-	return false
+	e.mu.Lock()
+	n, step := e.perTool[tool], e.lastStep
+	e.mu.Unlock()
+	return e.cancelAt(step, "tool_call") || t.Handler[min(n, len(t.Handler)-1)].Block
 }
 
 // HasHandler reports whether the scenario gives the tool a handler.
 func (e *Env) HasHandler(tool string) bool {
-	for _, t := range e.sc.Tools {
-		if t.Name == tool {
-			return len(t.Handler) > 0
-		}
-	}
-	return false
+	t := e.sc.Tool(tool)
+	return t != nil && len(t.Handler) > 0
 }
 
 // CallHandler runs the fake handler of a tool once.
 func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error) {
-	var spec *scenarios.Tool
-	for i := range e.sc.Tools {
-		if e.sc.Tools[i].Name == tool {
-			spec = &e.sc.Tools[i]
-			break
-		}
-	}
+	spec := e.sc.Tool(tool)
 	if spec == nil || len(spec.Handler) == 0 {
 		return "", fmt.Errorf("fakes: the scenario gives tool %q no handler, yet it was called", tool)
 	}
@@ -325,11 +313,9 @@ func copyArgs(a map[string]any) map[string]any {
 // echo is an echo handler's text: the arguments as compact JSON, keys
 // sorted, numbers as the model wrote them, no HTML escaping.
 func echo(args map[string]any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(args); err != nil {
+	b, err := jsontext.Marshal(args)
+	if err != nil {
 		return fmt.Sprintf("%v", args)
 	}
-	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return string(b)
 }

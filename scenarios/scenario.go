@@ -254,6 +254,23 @@ type CrashSpec struct {
 	Step   int    `yaml:"step,omitempty" json:"step,omitempty"`
 }
 
+// Matches reports whether a journal point (before or after a write of a
+// record type at a step) is this crash point; Step 0 matches any step,
+// which is how a run-level record (run_started, run_end) is named.
+func (c *CrashSpec) Matches(when, record string, step int) bool {
+	return c != nil && when == c.When && record == c.Record && (c.Step == 0 || c.Step == step)
+}
+
+// Tool returns the scenario's tool of that name, or nil.
+func (s *Scenario) Tool(name string) *Tool {
+	for i := range s.Tools {
+		if s.Tools[i].Name == name {
+			return &s.Tools[i]
+		}
+	}
+	return nil
+}
+
 // Expect is the hand-written oracle.
 type Expect struct {
 	AssemblyError     *ExpectAssembly    `yaml:"assembly_error,omitempty" json:"assembly_error,omitempty"`

@@ -38,15 +38,12 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 	defer os.RemoveAll(root)
 	dir := filepath.Join(root, "run")
 	hook := func(p journal.Point) error {
-		when := "after"
-		if p.Before {
-			when = "before"
-		}
+		when := p.When()
 		pp := protocol.Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step}
 		if o.OnPoint != nil {
 			o.OnPoint(pp)
 		}
-		if c := o.CrashAt; c != nil && c.When == when && c.Record == p.Type && (c.Step == 0 || c.Step == p.Step) {
+		if o.CrashAt.Matches(when, p.Type, p.Step) {
 			return refdriver.ErrCrash
 		}
 		return nil

@@ -175,19 +175,13 @@ func dispatchesToHandler(sc *scenarios.Scenario, tool string) bool {
 	if tool == "" || sc.Request.Executor == scenarios.ExecutorProject {
 		return false
 	}
-	for _, t := range sc.Tools {
-		if t.Name == tool {
-			return len(t.Handler) > 0
-		}
-	}
-	return false
+	t := sc.Tool(tool)
+	return t != nil && len(t.Handler) > 0
 }
 
 func replayOf(sc *scenarios.Scenario, tool string) string {
-	for _, t := range sc.Tools {
-		if t.Name == tool {
-			return t.Replay
-		}
+	if t := sc.Tool(tool); t != nil {
+		return t.Replay
 	}
 	return ""
 }

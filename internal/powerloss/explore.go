@@ -92,11 +92,7 @@ func (o Options) driver(d *Disk) refdriver.Options {
 
 func collect(points *[]protocol.Point) journal.Hook {
 	return func(p journal.Point) error {
-		when := "after"
-		if p.Before {
-			when = "before"
-		}
-		*points = append(*points, protocol.Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step})
+		*points = append(*points, protocol.Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step})
 		return nil
 	}
 }

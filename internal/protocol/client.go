@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -564,7 +565,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			if m.Point == nil {
 				return nil, errors.New("journal_point without point")
 			}
-			if x.crash != nil && matches(x.crash, m.Point) {
+			if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) {
 				p := *m.Point
 				x.killedAt = &p
 				ch.kill()
@@ -595,10 +596,6 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			return nil, fmt.Errorf("unexpected message type %q from the implementation (docs/protocol.md lists the types)", m.Type)
 		}
 	}
-}
-
-func matches(c *scenarios.CrashSpec, p *Point) bool {
-	return p.When == c.When && p.Record == c.Record && (c.Step == 0 || c.Step == p.Step)
 }
 
 // fail records the first harness-side failure of an answer; the loop
@@ -688,12 +685,7 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 	if err != nil {
 		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
 	}
-	o := &Outcome{Status: s.Status, Observation: s.Observation, ObservationIsSynthetic: s.ObservationIsSynthetic,
-		ObservationTruncatedChars: s.ObservationTruncatedChars}
-	if !s.NoCompletionSignal {
-		o.EnvReportedCompletion = &s.EnvReportedCompletion
-	}
-	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: o})
+	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: OutcomeOf(s)})
 }
 
 // transcript collects one scenario's exchange for --transcripts.
@@ -777,7 +769,7 @@ func (t *transcript) flush() {
 		t.fail("--transcripts: %v", err)
 		return
 	}
-	if err := trajectories.WriteFileAtomic(t.path, []byte(b.String())); err != nil {
+	if err := atomicfile.Write(t.path, []byte(b.String())); err != nil {
 		t.fail("--transcripts: %v", err)
 	}
 }

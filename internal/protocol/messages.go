@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -107,6 +108,25 @@ type Outcome struct {
 	ObservationIsSynthetic    bool   `json:"observation_is_synthetic"`
 	EnvReportedCompletion     *bool  `json:"env_reported_completion"`
 	ObservationTruncatedChars int    `json:"observation_truncated_chars"`
+}
+
+// OutcomeOf is a scripted outcome as an execute_result carries it: no
+// completion signal is null (0004 档 G).
+func OutcomeOf(s scenarios.ScriptedOutcome) *Outcome {
+	o := &Outcome{Status: s.Status, Observation: s.Observation, ObservationIsSynthetic: s.ObservationIsSynthetic,
+		ObservationTruncatedChars: s.ObservationTruncatedChars}
+	if !s.NoCompletionSignal {
+		o.EnvReportedCompletion = &s.EnvReportedCompletion
+	}
+	return o
+}
+
+// Scripted is OutcomeOf the other way: a null completion signal is the
+// scenario's no_completion_signal.
+func (o *Outcome) Scripted() scenarios.ScriptedOutcome {
+	return scenarios.ScriptedOutcome{Status: o.Status, Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
+		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, NoCompletionSignal: o.EnvReportedCompletion == nil,
+		ObservationTruncatedChars: o.ObservationTruncatedChars}
 }
 
 // Point is a journal write point.
@@ -287,9 +307,7 @@ func unmarshal(line []byte) (*Message, error) {
 // Encode renders one message as a line.
 func Encode(m *Message) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	if err := jsontext.NewEncoder(&buf, "").Encode(m); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -327,18 +327,10 @@ func (e *remoteEnv) Execute(ctx context.Context, phase int, act trajectories.Act
 	if a.Type != TypeExecuteResult || a.Outcome == nil {
 		return scenarios.ScriptedOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
 	}
-	o := a.Outcome
-	// A null completion signal is the scenario's no_completion_signal.
-	return scenarios.ScriptedOutcome{Status: o.Status, Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
-		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, NoCompletionSignal: o.EnvReportedCompletion == nil,
-		ObservationTruncatedChars: o.ObservationTruncatedChars}, nil
+	return a.Outcome.Scripted(), nil
 }
 
 func (e *remoteEnv) journalPoint(p journal.Point) error {
-	when := "after"
-	if p.Before {
-		when = "before"
-	}
-	_, err := e.s.call(context.Background(), &Message{Type: TypeJournalPoint, Point: &Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step}})
+	_, err := e.s.call(context.Background(), &Message{Type: TypeJournalPoint, Point: &Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}})
 	return err
 }

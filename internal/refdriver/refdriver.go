@@ -51,11 +51,21 @@ type Options struct {
 	JournalFS journal.FS
 }
 
+// scenarioRun is what every run of one scenario shares: the scenario, its
+// definition, the world it runs against and the driver's options.
+type scenarioRun struct {
+	sc  *scenarios.Scenario
+	def *run.Definition
+	env Env
+	o   Options
+}
+
 // Run runs sc and returns its trajectory, without handler_calls and
 // model_calls, which the runner fills from its fakes.
 func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*trajectories.Trajectory, error) {
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	def := definition(sc)
+	sr := scenarioRun{sc: sc, def: def, env: env, o: o}
 	runs := sc.Runs()
 	for i, r := range runs {
 		req, err := BuildRequest(sc, def, i, env, o)
@@ -72,11 +82,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 		var res *run.Result
 		switch {
 		case sc.Faults.Crash != nil || o.Crash != nil:
-			res, tr.Resume, err = crashAndResume(ctx, sc, def, env, o, req, opts, &rec)
+			res, tr.Resume, err = sr.crashAndResume(ctx, req, opts, &rec)
 		case sc.Faults.JournalError != nil:
 			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
 		case sc.Faults.Resume:
-			res, tr.Resume, err = stopAndResume(ctx, sc, def, env, o, req, opts, &rec)
+			res, tr.Resume, err = sr.stopAndResume(ctx, req, opts, &rec)
 		default:
 			res, err = run.Run(ctx, req, opts)
 		}
@@ -127,7 +137,8 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 // (cancelled, or a failed model call), then resumes that journal with a
 // freshly built request and an uncancelled context, as the next holder of
 // the run's lease would (0004.D4, 0002.D3).
-func stopAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+func (sr scenarioRun) stopAndResume(ctx context.Context, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+	sc, o := sr.sc, sr.o
 	dir, cleanup, err := journalDir(o.JournalRoot, sc.ID)
 	if err != nil {
 		return nil, nil, err
@@ -151,7 +162,7 @@ func stopAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definit
 	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
-	res, err = journaled(next, sc, def, env, opts, dir, nil, true, o)
+	res, err = sr.journaled(next, opts, dir, nil, true)
 	if res == nil || res.Resume == nil {
 		return res, nil, err
 	}
@@ -205,7 +216,8 @@ func sinks(rec *events.Recorder, fault string) []events.Sink {
 // crashAndResume runs req until the injected crash, optionally tears the
 // journal's tail, then resumes with a freshly built request, as a new
 // process would.
-func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, o Options, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts run.Options, rec **events.Recorder) (*run.Result, *trajectories.Resume, error) {
+	sc, o := sr.sc, sr.o
 	dir, cleanup, err := journalDir(o.JournalRoot, sc.ID)
 	if err != nil {
 		return nil, nil, err
@@ -234,26 +246,22 @@ func crashAndResume(ctx context.Context, sc *scenarios.Scenario, def *run.Defini
 	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
-	res, err = journaled(ctx, sc, def, env, opts, dir, nil, true, o)
+	res, err = sr.journaled(ctx, opts, dir, nil, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	when := "after"
-	if point.Before {
-		when = "before"
-	}
-	info := &trajectories.Resume{CrashPoint: trajectories.CrashPointName(when, point.Type, point.Step), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+	info := &trajectories.Resume{CrashPoint: trajectories.CrashPointName(point.When(), point.Type, point.Step), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
 	return res, info, nil
 }
 
 // journaled runs (or resumes) the single request of sc with a journal in
 // dir, building the request afresh as a new process would.
-func journaled(ctx context.Context, sc *scenarios.Scenario, def *run.Definition, env Env, opts run.Options, dir string, hook journal.Hook, resume bool, o Options) (*run.Result, error) {
-	req, err := BuildRequest(sc, def, 0, env, o)
+func (sr scenarioRun) journaled(ctx context.Context, opts run.Options, dir string, hook journal.Hook, resume bool) (*run.Result, error) {
+	req, err := BuildRequest(sr.sc, sr.def, 0, sr.env, sr.o)
 	if err != nil {
 		return nil, err
 	}
-	opts.JournalDir, opts.JournalHook, opts.JournalFS = dir, hook, o.JournalFS
+	opts.JournalDir, opts.JournalHook, opts.JournalFS = dir, hook, sr.o.JournalFS
 	if resume {
 		return run.Resume(ctx, req, opts)
 	}
@@ -271,7 +279,7 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	def := definition(sc)
 	rec := &events.Recorder{}
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
-	res, err := journaled(ctx, sc, def, env, opts, dir, hook, resume, o)
+	res, err := scenarioRun{sc: sc, def: def, env: env, o: o}.journaled(ctx, opts, dir, hook, resume)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
 		return nil, err

@@ -47,11 +47,16 @@ type Point struct {
 }
 
 func (p Point) String() string {
-	when := "after"
+	return fmt.Sprintf("%s:%d:%s:step%d", p.When(), p.Seq, p.Type, p.Step)
+}
+
+// When names the point's side as scenarios and the protocol spell it:
+// before or after.
+func (p Point) When() string {
 	if p.Before {
-		when = "before"
+		return "before"
 	}
-	return fmt.Sprintf("%s:%d:%s:step%d", when, p.Seq, p.Type, p.Step)
+	return "after"
 }
 
 // Hook is called before and after every write; a non-nil error aborts the
