@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 )
 
 var updateDoc = flag.Bool("update-doc", false, "rewrite the field table in docs/trajectory-format.md from the schema")
@@ -48,7 +50,7 @@ func TestFormatDocListsEveryField(t *testing.T) {
 		return
 	}
 	if *updateDoc {
-		if err := WriteFileAtomic(docFile, []byte(s[:i]+want+s[j+len(tableEnd):])); err != nil {
+		if err := atomicfile.Write(docFile, []byte(s[:i]+want+s[j+len(tableEnd):])); err != nil {
 			t.Fatal(err)
 		}
 		return

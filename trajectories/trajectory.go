@@ -3,13 +3,13 @@ package trajectories
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // Format is the value of every v1 trajectory's "format" field.
@@ -179,12 +179,7 @@ func MarshalCompact(t *Trajectory) ([]byte, error) { return encode(t, "") }
 func encode(t *Trajectory, indent string) ([]byte, error) {
 	t.Normalize()
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if indent != "" {
-		enc.SetIndent("", indent)
-	}
-	if err := enc.Encode(t); err != nil {
+	if err := jsontext.NewEncoder(&buf, indent).Encode(t); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -217,35 +212,4 @@ func readGoldens(fsys fs.FS) (map[string][]byte, error) {
 		out[strings.TrimSuffix(n, ".json")] = b
 	}
 	return out, nil
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a crash never leaves a half-written golden.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
 }

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/docs/design"
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
-	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 func designFS(dir string) (fs.FS, error) {
@@ -91,7 +91,7 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	if *out == "" {
 		s.out.Write(buf.Bytes())
 	} else {
-		if err := trajectories.WriteFileAtomic(*out, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(*out, buf.Bytes()); err != nil {
 			return setupError(s, err)
 		}
 		must, covered := cov.MustCovered()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/expect"
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/internal/schema"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -97,10 +97,7 @@ func printDiffs(s stdio, asJSON bool, diffs []compare.Difference) error {
 		if diffs == nil {
 			diffs = []compare.Difference{}
 		}
-		enc := json.NewEncoder(s.out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(diffs)
+		return jsontext.NewEncoder(s.out, "  ").Encode(diffs)
 	}
 	for _, d := range diffs {
 		fmt.Fprintf(s.out, "  %s\n", d)

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 func listCmd(_ context.Context, args []string, s stdio) int {
@@ -39,9 +40,7 @@ func listCmd(_ context.Context, args []string, s stdio) int {
 		for i, sc := range scs {
 			out[i] = entry{sc.ID, sc.Title, sc.Level, sc.Decisions, sc.Requires}
 		}
-		enc := json.NewEncoder(s.out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
+		if err := jsontext.NewEncoder(s.out, "  ").Encode(out); err != nil {
 			return setupError(s, err)
 		}
 		return ExitOK

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/polyloop/polyloop-conform/docs/design"
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/report"
-	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // reportFlags are the output flags every command that writes a report
@@ -67,7 +67,7 @@ func (f *reportFlags) emit(s stdio, rep *report.Report, extra string) error {
 		}
 		return nil
 	}
-	if err := trajectories.WriteFileAtomic(f.out, buf.Bytes()); err != nil {
+	if err := atomicfile.Write(f.out, buf.Bytes()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintf(s.out, "%s (report in %s)\n", rep.Summary(), f.out)

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/report"
@@ -352,5 +353,5 @@ func writeRecord(dir string, tr *trajectories.Trajectory) error {
 	if !scenarios.IDPattern.MatchString(tr.Scenario) {
 		return fmt.Errorf("refusing to write a trajectory for scenario id %q", tr.Scenario)
 	}
-	return trajectories.WriteFileAtomic(filepath.Join(dir, tr.Scenario+".json"), data)
+	return atomicfile.Write(filepath.Join(dir, tr.Scenario+".json"), data)
 }

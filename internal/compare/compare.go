@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // Difference is one field that differs.
@@ -72,15 +73,7 @@ func render(v any, missing bool) string {
 	return string(b)
 }
 
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func marshal(v any) ([]byte, error) { return jsontext.Marshal(v) }
 
 // Options adjust a comparison.
 type Options struct {

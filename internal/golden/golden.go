@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -79,5 +80,5 @@ func Write(dir string, tr *trajectories.Trajectory, allowShrink bool) (Change, e
 	if !ch.Changed() {
 		return ch, nil
 	}
-	return ch, trajectories.WriteFileAtomic(path, data)
+	return ch, atomicfile.Write(path, data)
 }

@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
 	"strings"
 
 	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // CoverageWriter writes the coverage matrix in one format.
@@ -59,10 +59,7 @@ func caughtBy(d decisions.Deviation, ran bool) string {
 
 // CoverageJSON writes the matrix as indented JSON.
 func CoverageJSON(w io.Writer, c *decisions.Coverage) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(c)
+	return jsontext.NewEncoder(w, "  ").Encode(c)
 }
 
 // CoverageMarkdown writes a table for a pull request's description.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // JSON writes the report as one JSON document (FormatVersion), with the
@@ -20,10 +22,7 @@ func JSON(w io.Writer, r *Report, _ Options) error {
 		OK     bool    `json:"ok"`
 		Causes []Cause `json:"causes,omitempty"`
 	}{r, r.Counts(), r.OK(), Causes(r)}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return jsontext.NewEncoder(w, "  ").Encode(out)
 }
 
 // ReadJSON reads a report JSON wrote, refusing other formats and versions.

@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
-	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // Decision is one upstream decision.
@@ -308,5 +308,5 @@ func WriteLock(path string, l *Lock) error {
 	if err != nil {
 		return err
 	}
-	return trajectories.WriteFileAtomic(path, append(data, '\n'))
+	return atomicfile.Write(path, append(data, '\n'))
 }

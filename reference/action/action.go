@@ -1,11 +1,12 @@
 package action
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // Kind says which action language a decision is in.
@@ -216,11 +217,9 @@ func IsParseError(err error) bool {
 // CanonicalJSON renders arguments the way trajectories store them: keys
 // sorted, numbers exactly as the model wrote them.
 func CanonicalJSON(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return string(b)
 }
