@@ -28,6 +28,7 @@ var targets = []target{
 	{"BenchmarkSuiteSubprocess/long-lived", "scenarios/s", "one long-lived serve-reference: scenario runs per second", 3000, true},
 	{"BenchmarkSuiteSubprocess/all", "scenarios/s", "serve-reference incl. crash scenarios (new process each)", 0, true},
 	{"BenchmarkKillAndResume", "cycles/s", "kill-and-resume cycles per second", 200, true},
+	{"BenchmarkGenerate", "cases/s", "generated cases compared, reference vs reference in process", 0, true},
 	{"BenchmarkStep", "ns/step", "kernel overhead per step (ns)", 5000, false},
 	{"BenchmarkStepJournal", "journal/fsync", "journal time / bare fsync time", 1.2, false},
 	{"BenchmarkDiff/steps=1000", "ms/1k-steps", "compare, ms per 1k steps at 1k steps", 5, false},

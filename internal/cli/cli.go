@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"verify":          {"check recorded trajectories against the goldens", verifyCmd},
 		"explore":         {"kill an implementation at every journal write point, resume it, and judge each resume", exploreCmd},
 		"selfcheck":       {"run the suite against named deviations of the reference; fails when one goes unnoticed", selfcheckCmd},
+		"generate":        {"compare an implementation with the reference on generated scenarios; shrink and save each difference", generateCmd},
 		"serve-reference": {"serve the reference kernel over the stdio protocol (an implementation for --impl)", serveCmd},
 		"gate":            {"refuse golden and decision changes that do not explain each other; check the upstream lock", gateCmd},
 		"pin":             {"record hashes of the upstream design decisions in the lock file", pinCmd},

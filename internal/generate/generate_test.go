@@ -1,0 +1,110 @@
+package generate
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+func reference(d deviation.Set) refdriver.Driver {
+	return refdriver.Driver{Schemas: &tools.SchemaCache{}, Deviations: d}
+}
+
+// TestEveryCaseLoads: generated cases are valid scenarios (schema and
+// cross-field rules), and the same seed gives the same cases.
+func TestEveryCaseLoads(t *testing.T) {
+	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
+	for n := range 500 {
+		s1, s2 := newSpec(a), newSpec(b)
+		y1, _, err := s1.render(caseID(7, n+1), []string{"0004.D2"}, nil)
+		if err != nil {
+			t.Fatalf("case %d does not load: %v\n%s", n+1, err, y1)
+		}
+		y2, _, _ := s2.render(caseID(7, n+1), []string{"0004.D2"}, nil)
+		if string(y1) != string(y2) {
+			t.Fatalf("case %d differs between two runs of one seed", n+1)
+		}
+	}
+}
+
+// TestReferenceAgainstItself: the reference compared with itself finds
+// nothing, so every difference generate reports is the implementation's.
+func TestReferenceAgainstItself(t *testing.T) {
+	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Found) > 0 {
+		t.Fatalf("the reference differs from itself: %+v", sum.Found[0])
+	}
+	if sum.Cases < 1500 || sum.Discarded > sum.Cases/2 {
+		t.Errorf("%d cases compared, %d discarded: the generator makes too many cases the reference cannot run", sum.Cases, sum.Discarded)
+	}
+	t.Logf("%d cases, %d discarded", sum.Cases, sum.Discarded)
+}
+
+// TestFindsAndShrinksADeviation: a reference that counts invalid calls as
+// effective is found, shrunk to a few steps and tools, and the saved case
+// loads as a normal scenario that fails the deviation again.
+func TestFindsAndShrinksADeviation(t *testing.T) {
+	dir := t.TempDir()
+	dev := reference(deviation.Set{deviation.InvalidCallsEffective: true})
+	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: dev, Seed: 3, Count: 2000, Out: dir, Stop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Found) == 0 {
+		t.Fatalf("invalid-calls-effective survived %d cases", sum.Cases)
+	}
+	f := sum.Found[0]
+	if f.Steps > 3 || f.Tools > 2 {
+		t.Errorf("shrunk to %d steps and %d tools, want at most 3 and 2", f.Steps, f.Tools)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, f.ID+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse(f.ID+".yaml", data)
+	if err != nil {
+		t.Fatalf("the saved case does not load: %v", err)
+	}
+	golden, err := os.ReadFile(filepath.Join(dir, f.ID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := &engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Goldens: map[string][]byte{sc.ID: golden}}
+	if res := suite.Run(context.Background(), reference(nil), sc); !res.Passed() {
+		t.Errorf("the reference fails its own saved case: %v", res.Messages())
+	}
+	res := suite.Run(context.Background(), dev, sc)
+	if res.Passed() {
+		t.Fatal("the saved case passes the deviating implementation")
+	}
+	if got := decisionsOf(res.Problems); len(got) == 0 || got[0] != f.Decisions[0] {
+		t.Errorf("the saved case fails with decisions %v, generate reported %v", got, f.Decisions)
+	}
+	t.Logf("found at case %d, shrunk in %d steps to %d steps and %d tools, decisions %v", f.Case, sum.Shrinks, f.Steps, f.Tools, f.Decisions)
+}
+
+// BenchmarkGenerate measures generated cases compared per second, the
+// reference against itself in process (each case runs the reference
+// twice and judges once).
+func BenchmarkGenerate(b *testing.B) {
+	cases := 0
+	for b.Loop() {
+		sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 11, Count: 500})
+		if err != nil || len(sum.Found) > 0 {
+			b.Fatal(err, sum.Found)
+		}
+		cases += sum.Cases
+	}
+	b.ReportMetric(float64(cases)/b.Elapsed().Seconds(), "cases/s")
+}

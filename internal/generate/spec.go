@@ -1,0 +1,363 @@
+package generate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+// spec is a generated case in a shape that is easy to shrink; render
+// turns it into a scenario.
+type spec struct {
+	tools       []tool
+	runFragment string
+	goal        string
+	template    string
+	injections  [][2]string // channel, entry
+	eff, total  int
+	visible     []string // nil: every tool
+	project     []outcome
+	model       []string
+	sink        string
+	crash       *crash
+	cancel      *cancel
+}
+
+type tool struct {
+	name      string
+	props     []prop
+	required  []string
+	replay    string
+	completes bool
+	handler   []behaviour // nil: no handler
+}
+
+type prop struct{ name, typ string }
+
+type behaviour struct {
+	kind string // return, echo, error, env_error
+	text string
+}
+
+type outcome struct {
+	status   string
+	complete bool
+}
+
+type crash struct {
+	when, record string
+	step         int
+}
+
+type cancel struct {
+	step   int
+	during string
+}
+
+var (
+	toolNames = []string{"read", "write", "search", "submit"}
+	propNames = []string{"path", "query", "limit"}
+)
+
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+// chance is true with probability p.
+func chance(r *rand.Rand, p float64) bool { return r.Float64() < p }
+
+// newSpec draws one case.
+func newSpec(r *rand.Rand) *spec {
+	s := &spec{runFragment: pick(r, "", "Run.", "你是审核专家。"), goal: pick(r, "Goal.", "", "按计划审核：\n1. 核对")}
+	n := 1 + r.IntN(3)
+	for _, name := range toolNames[:n] {
+		t := tool{name: name, replay: pick(r, "", "SAFE", "NEVER")}
+		for _, p := range propNames[:r.IntN(3)] {
+			typ := "string"
+			if p == "limit" {
+				typ = "integer"
+			}
+			t.props = append(t.props, prop{p, typ})
+			if chance(r, 0.6) {
+				t.required = append(t.required, p)
+			}
+		}
+		if name == "submit" || chance(r, 0.15) {
+			t.completes = true
+		}
+		if !chance(r, 0.05) {
+			k := 1 + r.IntN(2)
+			for range k {
+				t.handler = append(t.handler, pick(r,
+					behaviour{"return", "ok"}, behaviour{"return", "contents of a"}, behaviour{"echo", ""},
+					behaviour{"error", "unknown month"}, behaviour{"env_error", "disk unavailable"}))
+			}
+		}
+		s.tools = append(s.tools, t)
+	}
+	// Caps of 1 are an edge of 0004.D1; so is the last step of a budget.
+	s.eff = pick(r, 1, 1, 2, 3)
+	s.total = pick(r, 1, 2, 2, 3, 4)
+	if chance(r, 0.2) && len(s.tools) > 1 {
+		s.visible = []string{s.tools[r.IntN(len(s.tools))].name}
+	}
+	if chance(r, 0.15) {
+		for range 1 + r.IntN(2) {
+			s.project = append(s.project, outcome{status: pick(r, "EXECUTED", "EXECUTED", "NOT_EXECUTED", "ENV_ERROR"), complete: chance(r, 0.3)})
+		}
+	}
+	if chance(r, 0.25) {
+		for range 1 + r.IntN(3) {
+			s.injections = append(s.injections, [2]string{pick(r, "skills", "cli", "a"), pick(r, "Skill text.", "", "CLI help.")})
+		}
+	}
+	if chance(r, 0.2) {
+		s.template = pick(r, "OBS {observation}", "<obs>{observation}</obs>", "工具结果：{observation}")
+	}
+	for range s.total + 1 {
+		s.model = append(s.model, s.output(r))
+	}
+	switch x := r.Float64(); {
+	case x < 0.08:
+		s.sink = pick(r, "error", "panic")
+	case x < 0.2:
+		s.crash = &crash{when: pick(r, "before", "after"), record: pick(r, "model_output", "action_intent", "action_result", "run_end"), step: 1 + r.IntN(s.total)}
+		if s.crash.record == "run_end" {
+			s.crash.step = 0
+		}
+	case x < 0.26:
+		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call")}
+	}
+	return s
+}
+
+// output draws one model output.
+func (s *spec) output(r *rand.Rand) string {
+	t := s.tools[r.IntN(len(s.tools))]
+	switch x := r.Float64(); {
+	case x < 0.45:
+		return call(t.name, validArgs(r, t))
+	case x < 0.55:
+		return "```json\n" + call(t.name, validArgs(r, t)) + "\n```"
+	case x < 0.63:
+		return flattened(t.name, validArgs(r, t))
+	case x < 0.73:
+		return call(t.name, invalidArgs(r, t))
+	case x < 0.8:
+		return call("nope", map[string]any{})
+	case x < 0.86:
+		return `{"action": {"tool": "` + t.name + `"}}`
+	case x < 0.93:
+		return "I think the work is done."
+	default:
+		return `{"action": {"tool": "` + t.name + `", "arguments": {`
+	}
+}
+
+func validArgs(r *rand.Rand, t tool) map[string]any {
+	args := map[string]any{}
+	for _, p := range t.props {
+		if !slices.Contains(t.required, p.name) && chance(r, 0.5) {
+			continue
+		}
+		if p.typ == "integer" {
+			args[p.name] = pick(r, 1, 10, 0)
+		} else {
+			args[p.name] = pick(r, "a", "“本市”", "../output/x")
+		}
+	}
+	return args
+}
+
+func invalidArgs(r *rand.Rand, t tool) map[string]any {
+	args := validArgs(r, t)
+	if len(t.props) == 0 {
+		return map[string]any{"extra": pick[any](r, 1, "x")} // allowed: no schema forbids it
+	}
+	p := t.props[r.IntN(len(t.props))]
+	if slices.Contains(t.required, p.name) && chance(r, 0.5) {
+		delete(args, p.name)
+	} else if p.typ == "integer" {
+		args[p.name] = "10" // a numeric string: no coercion (0006.D6.no-coercion)
+	} else {
+		args[p.name] = 7
+	}
+	return args
+}
+
+func call(name string, args map[string]any) string {
+	return fmt.Sprintf(`{"action": {"tool": %q, "arguments": %s}}`, name, compact(args))
+}
+
+func flattened(name string, args map[string]any) string {
+	inner := strings.TrimPrefix(compact(args), "{")
+	if inner == "}" {
+		return fmt.Sprintf(`{"action": {"tool": %q}}`, name)
+	}
+	return fmt.Sprintf(`{"action": {"tool": %q, %s}`, name, inner+"}")
+}
+
+func compact(v map[string]any) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		switch x := v[k].(type) {
+		case string:
+			parts[i] = fmt.Sprintf("%q: %q", k, x)
+		default:
+			parts[i] = fmt.Sprintf("%q: %v", k, x)
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// requires lists the capabilities the case needs.
+func (s *spec) requires() []string {
+	out := []string{"json-actions"}
+	if s.crash != nil {
+		out = append(out, "resume")
+	}
+	if s.cancel != nil {
+		out = append(out, "cancellation")
+	}
+	if s.sink != "" {
+		out = append(out, "events")
+	}
+	if s.project != nil {
+		out = append(out, "project-executor")
+	}
+	if len(s.injections) > 0 || s.template != "" {
+		out = append(out, "context-assembly")
+	}
+	return out
+}
+
+// steps and toolCount are the size measures shrinking reports.
+func (s *spec) steps() int     { return len(s.model) }
+func (s *spec) toolCount() int { return len(s.tools) }
+
+// document renders the case as the scenario YAML's document.
+func (s *spec) document(id string, decisions []string, expect map[string]any) map[string]any {
+	var tools []any
+	for _, t := range s.tools {
+		m := map[string]any{"name": t.name}
+		params := map[string]any{"type": "object"}
+		if len(t.props) > 0 {
+			props := map[string]any{}
+			for _, p := range t.props {
+				props[p.name] = map[string]any{"type": p.typ}
+			}
+			params["properties"] = props
+		}
+		if len(t.required) > 0 {
+			params["required"] = t.required
+		}
+		m["parameters"] = params
+		if t.replay != "" {
+			m["replay"] = t.replay
+		}
+		if t.completes {
+			m["completes_run"] = true
+		}
+		var hs []any
+		for _, b := range t.handler {
+			switch b.kind {
+			case "echo":
+				hs = append(hs, map[string]any{"echo": true})
+			case "error":
+				hs = append(hs, map[string]any{"error": map[string]any{"type": "ValueError", "message": b.text}})
+			default:
+				hs = append(hs, map[string]any{b.kind: b.text})
+			}
+		}
+		if hs != nil {
+			m["handler"] = hs
+		}
+		tools = append(tools, m)
+	}
+	req := map[string]any{"budget": map[string]any{"max_effective_steps": s.eff, "max_total_steps": s.total}}
+	if s.goal != "" {
+		req["goal_fragment"] = s.goal
+	}
+	if s.visible != nil {
+		req["visible_tools"] = s.visible
+	}
+	if s.project != nil {
+		req["executor"] = "project"
+		var outs []any
+		for _, o := range s.project {
+			outs = append(outs, map[string]any{"status": o.status, "observation": "project says " + strings.ToLower(o.status), "env_reported_completion": o.complete})
+		}
+		req["project_executor"] = outs
+	}
+	if len(s.injections) > 0 {
+		inj := map[string]any{}
+		for _, e := range s.injections {
+			list, _ := inj[e[0]].([]any)
+			inj[e[0]] = append(list, e[1])
+		}
+		req["injections"] = inj
+	}
+	req["model"] = s.model
+	doc := map[string]any{
+		"id": id, "title": "A generated case: " + id, "decisions": decisions, "level": "MUST",
+		"requires": s.requires(), "tools": tools, "request": req,
+		"expect": expect,
+	}
+	def := map[string]any{}
+	if s.runFragment != "" {
+		def["run_fragment"] = s.runFragment
+	}
+	if s.template != "" {
+		def["observation_template"] = s.template
+	}
+	if len(def) > 0 {
+		doc["definition"] = def
+	}
+	faults := map[string]any{}
+	if s.sink != "" {
+		faults["sink"] = s.sink
+	}
+	if c := s.crash; c != nil {
+		m := map[string]any{"when": c.when, "record": c.record}
+		if c.step > 0 {
+			m["step"] = c.step
+		}
+		faults["crash"] = m
+	}
+	if c := s.cancel; c != nil {
+		faults["cancel"] = map[string]any{"step": c.step, "during": c.during}
+	}
+	if len(faults) > 0 {
+		doc["faults"] = faults
+	}
+	return doc
+}
+
+// render returns the case as scenario YAML and the parsed scenario. A
+// case being compared has no expect of its own (the reference's
+// trajectory is its only oracle): expect is nil then, and the loader's
+// rule that every expect says how the run ends is met by a placeholder
+// that is dropped after loading.
+func (s *spec) render(id string, decisions []string, expect map[string]any) ([]byte, *scenarios.Scenario, error) {
+	compared := expect == nil
+	if compared {
+		expect = map[string]any{"end": map[string]any{"reason": "goal_reached_by_tool"}}
+	}
+	data, err := yaml.Marshal(s.document(id, decisions, expect))
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := scenarios.Parse(id+".yaml", data)
+	if err == nil && compared {
+		sc.Expect = scenarios.Expect{}
+	}
+	return data, sc, err
+}
