@@ -54,7 +54,11 @@ func candidates(s *spec) []*spec {
 			c.tools[i].handler = c.tools[i].handler[:1]
 			return true
 		})
-		add(func(c *spec) bool { ok := len(c.tools[i].props) > 0; c.tools[i].props, c.tools[i].required = nil, nil; return ok })
+		add(func(c *spec) bool {
+			ok := len(c.tools[i].props) > 0
+			c.tools[i].props, c.tools[i].required = nil, nil
+			return ok
+		})
 		add(func(c *spec) bool { ok := c.tools[i].replay != ""; c.tools[i].replay = ""; return ok })
 		add(func(c *spec) bool { ok := c.tools[i].completes; c.tools[i].completes = false; return ok })
 	}
