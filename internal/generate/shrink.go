@@ -16,6 +16,10 @@ func candidates(s *spec) []*spec {
 	add(func(c *spec) bool { ok := c.sink != ""; c.sink = ""; return ok })
 	add(func(c *spec) bool { ok := c.crash != nil; c.crash = nil; return ok })
 	add(func(c *spec) bool { ok := c.cancel != nil; c.cancel = nil; return ok })
+	add(func(c *spec) bool { ok := c.modelFail > 0; c.modelFail, c.resume = 0, false; return ok })
+	add(func(c *spec) bool { ok := c.torn; c.torn = false; return ok })
+	add(func(c *spec) bool { ok := c.unmeasured != ""; c.unmeasured = ""; return ok })
+	add(func(c *spec) bool { ok := c.fullExec; c.fullExec = false; return ok })
 	for i := range s.tools {
 		add(func(c *spec) bool {
 			if len(c.tools) < 2 {

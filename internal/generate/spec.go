@@ -21,17 +21,24 @@ type spec struct {
 	injections  [][2]string // channel, entry
 	eff, total  int
 	visible     []string // nil: every tool
+	fullExec    bool     // executor: full_registry (derived from the unrestricted registry)
+	code        bool     // language: code
+	unmeasured  string   // a block type the size measure cannot measure
 	project     []outcome
 	model       []string
 	sink        string
 	crash       *crash
+	torn        bool
 	cancel      *cancel
+	modelFail   int // the step whose model call fails once (0: none)
+	resume      bool
 }
 
 type tool struct {
 	name      string
 	props     []prop
 	required  []string
+	broken    bool // parameters that are not a JSON Schema
 	replay    string
 	completes bool
 	handler   []behaviour // nil: no handler
@@ -75,7 +82,7 @@ func newSpec(r *rand.Rand) *spec {
 	n := 1 + r.IntN(3)
 	for _, name := range toolNames[:n] {
 		t := tool{name: name, replay: pick(r, "", "SAFE", "NEVER")}
-		for _, p := range propNames[:r.IntN(3)] {
+		for _, p := range propNames[:r.IntN(4)] {
 			typ := "string"
 			if p == "limit" {
 				typ = "integer"
@@ -88,7 +95,7 @@ func newSpec(r *rand.Rand) *spec {
 		if name == "submit" || chance(r, 0.15) {
 			t.completes = true
 		}
-		if !chance(r, 0.05) {
+		if !chance(r, 0.08) {
 			k := 1 + r.IntN(2)
 			for range k {
 				t.handler = append(t.handler, pick(r,
@@ -96,13 +103,39 @@ func newSpec(r *rand.Rand) *spec {
 					behaviour{"error", "unknown month"}, behaviour{"env_error", "disk unavailable"}))
 			}
 		}
+		t.broken = chance(r, 0.02)
 		s.tools = append(s.tools, t)
+	}
+	if chance(r, 0.03) {
+		// Two specs of one name: a construction error (0006.D6.construction).
+		s.tools = append(s.tools, s.tools[0])
 	}
 	// Caps of 1 are an edge of 0004.D1; so is the last step of a budget.
 	s.eff = pick(r, 1, 1, 2, 3)
 	s.total = pick(r, 1, 2, 2, 3, 4)
 	if chance(r, 0.2) && len(s.tools) > 1 {
 		s.visible = []string{s.tools[r.IntN(len(s.tools))].name}
+	}
+	if chance(r, 0.08) {
+		// With visible tools narrowed this is a registry mismatch; with all
+		// of them, the same specs in another registry object (0006.D3.same).
+		s.fullExec = true
+		if s.visible == nil && chance(r, 0.5) {
+			for _, t := range s.tools {
+				if !slices.Contains(s.visible, t.name) {
+					s.visible = append(s.visible, t.name)
+				}
+			}
+		}
+	}
+	if chance(r, 0.02) {
+		s.eff = 0 // refused: both caps must be at least 1 (0004.D1.min)
+	}
+	if chance(r, 0.08) {
+		s.code = true
+	}
+	if chance(r, 0.03) {
+		s.unmeasured = pick(r, "observation", "goal_fragment", "model_output")
 	}
 	if chance(r, 0.15) {
 		for range 1 + r.IntN(2) {
@@ -115,7 +148,7 @@ func newSpec(r *rand.Rand) *spec {
 		}
 	}
 	if chance(r, 0.2) {
-		s.template = pick(r, "OBS {observation}", "<obs>{observation}</obs>", "工具结果：{observation}")
+		s.template = pick(r, "OBS {observation}", "<obs>{observation}</obs>", "工具结果：{observation}", "Tool finished.")
 	}
 	for range s.total + 1 {
 		s.model = append(s.model, s.output(r))
@@ -130,6 +163,13 @@ func newSpec(r *rand.Rand) *spec {
 		}
 	case x < 0.26:
 		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call")}
+		s.resume = chance(r, 0.5)
+	case x < 0.32:
+		s.modelFail = 1 + r.IntN(s.total)
+		s.resume = chance(r, 0.5)
+	}
+	if s.crash != nil && chance(r, 0.3) {
+		s.torn = true
 	}
 	return s
 }
@@ -137,6 +177,9 @@ func newSpec(r *rand.Rand) *spec {
 // output draws one model output.
 func (s *spec) output(r *rand.Rand) string {
 	t := s.tools[r.IntN(len(s.tools))]
+	if s.code {
+		return pick(r, "```python\nprint(read('a'))\n```", "print(1)", "```\nx = 1\n```", "")
+	}
 	switch x := r.Float64(); {
 	case x < 0.45:
 		return call(t.name, validArgs(r, t))
@@ -150,8 +193,11 @@ func (s *spec) output(r *rand.Rand) string {
 		return call("nope", map[string]any{})
 	case x < 0.86:
 		return `{"action": {"tool": "` + t.name + `"}}`
-	case x < 0.93:
+	case x < 0.9:
 		return "I think the work is done."
+	case x < 0.93:
+		// Several calls in one message (0003.D7.several).
+		return `{"action": [` + strings.TrimSuffix(strings.TrimPrefix(call(t.name, validArgs(r, t)), `{"action": `), "}") + `, {"tool": "nope", "arguments": {}}]}`
 	default:
 		return `{"action": {"tool": "` + t.name + `", "arguments": {`
 	}
@@ -233,7 +279,13 @@ func (s *spec) requires() []string {
 	if s.project != nil {
 		out = append(out, "project-executor")
 	}
-	if len(s.injections) > 0 || s.template != "" {
+	if s.code {
+		out = append(out, "code-actions")
+	}
+	if s.resume && !slices.Contains(out, "resume") {
+		out = append(out, "resume")
+	}
+	if len(s.injections) > 0 || s.template != "" || s.unmeasured != "" {
 		out = append(out, "context-assembly")
 	}
 	return out
@@ -249,6 +301,9 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 	for _, t := range s.tools {
 		m := map[string]any{"name": t.name}
 		params := map[string]any{"type": "object"}
+		if t.broken {
+			params = map[string]any{"type": "no-such-type"}
+		}
 		if len(t.props) > 0 {
 			props := map[string]any{}
 			for _, p := range t.props {
@@ -288,6 +343,15 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 	}
 	if s.visible != nil {
 		req["visible_tools"] = s.visible
+	}
+	if s.fullExec {
+		req["executor"] = "full_registry"
+	}
+	if s.code {
+		req["language"] = "code"
+	}
+	if s.unmeasured != "" {
+		req["measure_unknown"] = []string{s.unmeasured}
 	}
 	if s.project != nil {
 		req["executor"] = "project"
@@ -331,6 +395,15 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 			m["step"] = c.step
 		}
 		faults["crash"] = m
+		if s.torn {
+			faults["torn_tail"] = true
+		}
+	}
+	if s.modelFail > 0 {
+		faults["model_failure"] = map[string]any{"step": s.modelFail, "message": "gateway timeout"}
+	}
+	if s.resume {
+		faults["resume"] = true
 	}
 	if c := s.cancel; c != nil {
 		faults["cancel"] = map[string]any{"step": c.step, "during": c.during}
