@@ -454,8 +454,11 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		settled.ErrorType = rep.ErrorType
 		handlerErr := rep.ErrorType != "" && !k.req.dev.On(deviation.ToolErrorCompletes)
 		if act.Kind == action.KindToolCall && out.Status == tools.StatusExecuted && !handlerErr {
-			spec, _ := k.req.tools.Lookup(act.Tool)
-			completed = spec.CompletesRun
+			// Lookup fails only under a deviation that skips validation
+			// (an unknown tool reaching a project executor).
+			if spec, ok := k.req.tools.Lookup(act.Tool); ok {
+				completed = spec.CompletesRun
+			}
 		}
 	}
 	st.Outcome = out
