@@ -17,6 +17,16 @@ import (
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
+// loadDecisions reads the decision records of dir, or the built-in set
+// when dir is empty.
+func loadDecisions(dir string) (*decisions.Set, error) {
+	dfs, err := designFS(dir)
+	if err != nil {
+		return nil, err
+	}
+	return decisions.Load(dfs)
+}
+
 func designFS(dir string) (fs.FS, error) {
 	if dir == "" {
 		return design.FS, nil
@@ -48,11 +58,7 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 			return setupError(s, fmt.Errorf("--out: %w", err))
 		}
 	}
-	dfs, err := designFS(*designDir)
-	if err != nil {
-		return setupError(s, err)
-	}
-	set, err := decisions.Load(dfs)
+	set, err := loadDecisions(*designDir)
 	if err != nil {
 		return setupError(s, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -53,11 +52,7 @@ func showCmd(_ context.Context, args []string, s stdio) int {
 		}
 		return setupError(s, fmt.Errorf("no scenario %q; %s", id, hint))
 	}
-	dfs, err := designFS(*designDir)
-	if err != nil {
-		return setupError(s, err)
-	}
-	set, err := decisions.Load(dfs)
+	set, err := loadDecisions(*designDir)
 	if err != nil {
 		return setupError(s, err)
 	}

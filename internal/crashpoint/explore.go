@@ -112,6 +112,19 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	return res
 }
 
+// Tally counts what the fakes saw across both processes of a crash point:
+// handler calls per tool and model calls per step, as Judge takes them.
+func Tally(snap fakes.Record) (byTool map[string]int, byStep map[int]int) {
+	byTool, byStep = map[string]int{}, map[int]int{}
+	for _, call := range snap.HandlerCalls {
+		byTool[call.Tool]++
+	}
+	for _, in := range snap.ModelInputs {
+		byStep[fakes.StepOf(in)]++
+	}
+	return byTool, byStep
+}
+
 func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *Baseline, p protocol.Point, timeout time.Duration, c *Counts) []string {
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
@@ -120,15 +133,7 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 	if err != nil {
 		return []string{"resume lost the run: " + err.Error() + " (0002.D3)"}
 	}
-	snap := env.Snapshot()
-	byTool := map[string]int{}
-	for _, call := range snap.HandlerCalls {
-		byTool[call.Tool]++
-	}
-	byStep := map[int]int{}
-	for _, in := range snap.ModelInputs {
-		byStep[fakes.StepOf(in)]++
-	}
+	byTool, byStep := Tally(env.Snapshot())
 	doc, err := trajectories.ToGeneric(got)
 	if err != nil {
 		return []string{err.Error()}

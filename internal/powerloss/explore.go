@@ -134,15 +134,7 @@ func (r *Result) judge(ctx context.Context, sc *scenarios.Scenario, base *crashp
 		return
 	}
 	p := equivalentPoint(data, points)
-	snap := env.Snapshot()
-	byTool := map[string]int{}
-	for _, c := range snap.HandlerCalls {
-		byTool[c.Tool]++
-	}
-	byStep := map[int]int{}
-	for _, in := range snap.ModelInputs {
-		byStep[fakes.StepOf(in)]++
-	}
+	byTool, byStep := crashpoint.Tally(env.Snapshot())
 	doc, err := trajectories.ToGeneric(got)
 	if err != nil {
 		r.Lost++
