@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -122,7 +124,7 @@ func compareCase(ctx context.Context, o Options, s *spec, id string) (problems [
 		return nil, discarded, &loadError{id: id, err: err}
 	}
 	ref := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Reference, sc)
-	if ref.Skipped != "" || !ref.Passed() || ref.Trajectory == nil {
+	if ref.Skipped != "" || !ref.Passed() || ref.Trajectory == nil || exhausted(ref.Trajectory) {
 		return nil, discarded, nil
 	}
 	golden, err := trajectories.Marshal(ref.Trajectory)
@@ -246,4 +248,12 @@ type loadError struct {
 
 func (e *loadError) Error() string {
 	return fmt.Sprintf("generated case %s does not load (a bug in the generator): %v", e.id, e.err)
+}
+
+// exhausted reports a run that asked the model for a step the case does
+// not script (a shrunk model script): in process the fake's refusal is a
+// failed model call, over the protocol the runner stops the scenario, so
+// such a case says nothing about the implementation.
+func exhausted(tr *trajectories.Trajectory) bool {
+	return tr.RunError != nil && strings.Contains(tr.RunError.Message, fakes.ErrScriptExhausted.Error())
 }

@@ -457,6 +457,12 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	if x.killedAt == nil {
 		c.put(ch)
+		if out.AssemblyError != nil {
+			// The request was refused before anything ran: there is no
+			// crash point to reach and nothing to resume, in process as
+			// over the protocol.
+			return out, nil
+		}
 		if crash != nil {
 			return nil, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
 		}
@@ -480,6 +486,10 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	x.crash = nil
+	// The next holder of the run is not cancelled: the first process's
+	// cancellation (faults.cancel) ended with it, as in process, where the
+	// resume runs on a context without that cancellation.
+	x.ctx = x.wait
 	out, err = x.loop(ch)
 	if err != nil {
 		ch.kill()
@@ -560,7 +570,9 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			if !ok {
 				return nil, fmt.Errorf("released names call %d, which the runner did not cancel (or was already released)", m.Call)
 			}
-			b.Release()
+			if b != nil {
+				b.Release()
+			}
 		case TypeJournalPoint:
 			if m.Point == nil {
 				return nil, errors.New("journal_point without point")
@@ -683,6 +695,11 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 	// The scripted executor answers by call order, whatever the action.
 	s, err := x.env.Scripted(x.ctx, *m.Phase)
 	if err != nil {
+		// The run was cancelled before the executor answered: the call
+		// is cancelled like any other, and its released is expected.
+		x.mu.Lock()
+		x.cancelled[m.Call] = nil
+		x.mu.Unlock()
 		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
 	}
 	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: OutcomeOf(s)})

@@ -281,6 +281,14 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
 	res, err := scenarioRun{sc: sc, def: def, env: env, o: o}.journaled(ctx, opts, dir, hook, resume)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
+	var ae *run.AssemblyError
+	if errors.As(err, &ae) {
+		// Refused before anything ran, as Run reports it: the same
+		// trajectory whether the scenario runs in process or behind
+		// serve-reference with a journal (generate found the difference).
+		tr.AssemblyError = &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
+		return tr, nil
+	}
 	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
 		return nil, err
 	}
