@@ -18,6 +18,21 @@ func candidates(s *spec) []*spec {
 	add(func(c *spec) bool { ok := c.cancel != nil; c.cancel = nil; return ok })
 	add(func(c *spec) bool { ok := c.modelFail > 0; c.modelFail, c.resume = 0, false; return ok })
 	add(func(c *spec) bool { ok := c.torn; c.torn = false; return ok })
+	add(func(c *spec) bool { ok := c.second != nil; c.second = nil; return ok })
+	if s.second != nil {
+		for i := range s.second.model {
+			add(func(c *spec) bool {
+				if len(c.second.model) < 2 {
+					return false
+				}
+				c.second.model = slices.Delete(c.second.model, i, i+1)
+				return true
+			})
+		}
+		add(func(c *spec) bool { ok := c.second.total > 1; c.second.total--; return ok })
+		add(func(c *spec) bool { ok := c.second.eff > 1; c.second.eff--; return ok })
+		add(func(c *spec) bool { ok := c.second.goal != ""; c.second.goal = ""; return ok })
+	}
 	add(func(c *spec) bool { ok := c.unmeasured != ""; c.unmeasured = ""; return ok })
 	add(func(c *spec) bool { ok := c.fullExec; c.fullExec = false; return ok })
 	for i := range s.tools {
@@ -89,6 +104,11 @@ func (s *spec) clone() *spec {
 	if s.cancel != nil {
 		cn := *s.cancel
 		c.cancel = &cn
+	}
+	if s.second != nil {
+		p := *s.second
+		p.model = slices.Clone(s.second.model)
+		c.second = &p
 	}
 	return &c
 }

@@ -32,6 +32,15 @@ type spec struct {
 	cancel      *cancel
 	modelFail   int // the step whose model call fails once (0: none)
 	resume      bool
+	// second, when set, is a second phase sharing the definition, with
+	// its own goal, budget and model script (0003.D1).
+	second *phase
+}
+
+type phase struct {
+	goal       string
+	eff, total int
+	model      []string
 }
 
 type tool struct {
@@ -116,6 +125,9 @@ func newSpec(r *rand.Rand) *spec {
 	if chance(r, 0.2) && len(s.tools) > 1 {
 		s.visible = []string{s.tools[r.IntN(len(s.tools))].name}
 	}
+	if chance(r, 0.02) {
+		s.visible = append(s.visible, "nope") // restrict_to refuses an unknown name (0006.D6)
+	}
 	if chance(r, 0.08) {
 		// With visible tools narrowed this is a registry mismatch; with all
 		// of them, the same specs in another registry object (0006.D3.same).
@@ -170,6 +182,15 @@ func newSpec(r *rand.Rand) *spec {
 	}
 	if s.crash != nil && chance(r, 0.3) {
 		s.torn = true
+	}
+	if chance(r, 0.1) {
+		// Phases run one after another with no fault in between.
+		s.crash, s.torn, s.cancel, s.modelFail, s.resume = nil, false, nil, 0, false
+		p := &phase{goal: pick(r, "Summarize.", "", "汇总"), eff: pick(r, 1, 2), total: pick(r, 1, 2, 3)}
+		for range p.total + 1 {
+			p.model = append(p.model, s.output(r))
+		}
+		s.second = p
 	}
 	return s
 }
@@ -292,7 +313,12 @@ func (s *spec) requires() []string {
 }
 
 // steps and toolCount are the size measures shrinking reports.
-func (s *spec) steps() int     { return len(s.model) }
+func (s *spec) steps() int {
+	if s.second != nil {
+		return len(s.model) + len(s.second.model)
+	}
+	return len(s.model)
+}
 func (s *spec) toolCount() int { return len(s.tools) }
 
 // document renders the case as the scenario YAML's document.
@@ -374,6 +400,22 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 		"id": id, "title": "A generated case: " + id, "decisions": decisions, "level": "MUST",
 		"requires": s.requires(), "tools": tools, "request": req,
 		"expect": expect,
+	}
+	if p := s.second; p != nil {
+		second := map[string]any{}
+		for k, v := range req {
+			second[k] = v
+		}
+		second["name"] = "second"
+		second["budget"] = map[string]any{"max_effective_steps": p.eff, "max_total_steps": p.total}
+		second["model"] = p.model
+		delete(second, "goal_fragment")
+		if p.goal != "" {
+			second["goal_fragment"] = p.goal
+		}
+		req["name"] = "first"
+		delete(doc, "request")
+		doc["phases"] = []any{req, second}
 	}
 	def := map[string]any{}
 	if s.runFragment != "" {
