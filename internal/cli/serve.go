@@ -7,6 +7,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/internal/serveref"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 )
 
@@ -29,8 +30,8 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, fmt.Errorf("--mutant: %w", err))
 	}
-	id := protocol.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
-	if err := protocol.Serve(ctx, id, protocol.ServeOptions{Reword: *reword, Deviations: devs}, s.in, s.out); err != nil {
+	id := serveref.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
+	if err := serveref.Serve(ctx, id, serveref.ServeOptions{Reword: *reword, Deviations: devs}, s.in, s.out); err != nil {
 		return setupError(s, err)
 	}
 	return ExitOK

@@ -1,4 +1,4 @@
-package protocol
+package serveref
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
 // TestServeReplaysATranscript: the runner's lines of a transcript, fed to
@@ -44,7 +46,7 @@ func TestServeReplaysATranscript(t *testing.T) {
 			}
 			var out bytes.Buffer
 			done := make(chan error, 1)
-			id := Identity{Name: "polyloop-conform-reference", Version: SuiteVersion,
+			id := Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion,
 				SpecVersion:  "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010)",
 				Capabilities: []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}}
 			go func() { done <- Serve(context.Background(), id, ServeOptions{}, &in, &out) }()

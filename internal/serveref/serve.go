@@ -1,4 +1,4 @@
-package protocol
+package serveref
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/journal"
@@ -50,13 +51,13 @@ func (s *server) driverOptions() refdriver.Options {
 func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{id: id, opts: o, out: out, pending: map[int]chan *Message{}, early: map[int]*Message{},
+	s := &server{id: id, opts: o, out: out, pending: map[int]chan *protocol.Message{}, early: map[int]*protocol.Message{},
 		inputEnded: make(chan struct{}), schemas: &tools.SchemaCache{}}
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64*1024), MaxLineBytes)
+		sc.Buffer(make([]byte, 64*1024), protocol.MaxLineBytes)
 		for sc.Scan() {
 			select {
 			case lines <- append([]byte(nil), sc.Bytes()...):
@@ -91,19 +92,19 @@ func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out i
 			busy = false
 		default:
 		}
-		m, err := DecodeTrusted(line)
+		m, err := protocol.DecodeTrusted(line)
 		if err != nil {
 			return err
 		}
 		switch m.Type {
-		case TypeHello:
-			if m.Protocol != Version {
-				return fmt.Errorf("runner speaks protocol %d, this implementation speaks %d", m.Protocol, Version)
+		case protocol.TypeHello:
+			if m.Protocol != protocol.Version {
+				return fmt.Errorf("runner speaks protocol %d, this implementation speaks %d", m.Protocol, protocol.Version)
 			}
-			if err := s.send(&Message{Type: TypeHello, Protocol: Version, Name: id.Name, Version: id.Version, SpecVersion: id.SpecVersion, Capabilities: id.Capabilities}); err != nil {
+			if err := s.send(&protocol.Message{Type: protocol.TypeHello, Protocol: protocol.Version, Name: id.Name, Version: id.Version, SpecVersion: id.SpecVersion, Capabilities: id.Capabilities}); err != nil {
 				return err
 			}
-		case TypeRun, TypeResume:
+		case protocol.TypeRun, protocol.TypeResume:
 			if busy {
 				// Wait for the previous scenario: the runner sends the next only after a result.
 				<-done
@@ -113,12 +114,12 @@ func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out i
 			}
 			busy = true
 			wg.Add(1)
-			go func(m *Message) {
+			go func(m *protocol.Message) {
 				defer wg.Done()
 				s.runScenario(ctx, m)
 				done <- struct{}{}
 			}(m)
-		case TypeModelResult, TypeHandlerResult, TypeExecuteResult, TypeContinue, TypeCancel:
+		case protocol.TypeModelResult, protocol.TypeHandlerResult, protocol.TypeExecuteResult, protocol.TypeContinue, protocol.TypeCancel:
 			s.deliver(m)
 		default:
 			return fmt.Errorf("unknown message type %q from the runner", m.Type)
@@ -132,17 +133,17 @@ type server struct {
 	wmu     sync.Mutex
 	out     io.Writer
 	mu      sync.Mutex
-	pending map[int]chan *Message
+	pending map[int]chan *protocol.Message
 	// early holds answers that came before their call (a replayed
 	// transcript); inputEnded is closed at the end of the runner's input.
-	early      map[int]*Message
+	early      map[int]*protocol.Message
 	inputEnded chan struct{}
 	next       int
 	schemas    *tools.SchemaCache
 }
 
-func (s *server) send(m *Message) error {
-	line, err := Encode(m)
+func (s *server) send(m *protocol.Message) error {
+	line, err := protocol.Encode(m)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (s *server) send(m *Message) error {
 	return err
 }
 
-func (s *server) deliver(m *Message) {
+func (s *server) deliver(m *protocol.Message) {
 	s.mu.Lock()
 	ch := s.pending[m.Call]
 	delete(s.pending, m.Call)
@@ -166,8 +167,8 @@ func (s *server) deliver(m *Message) {
 }
 
 // call sends a request and waits for its answer or for ctx.
-func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
-	ch := make(chan *Message, 1)
+func (s *server) call(ctx context.Context, m *protocol.Message) (*protocol.Message, error) {
+	ch := make(chan *protocol.Message, 1)
 	s.mu.Lock()
 	s.next++
 	m.Call = s.next
@@ -201,21 +202,21 @@ func (s *server) call(ctx context.Context, m *Message) (*Message, error) {
 		// The call is abandoned: say so, as the protocol asks of every
 		// implementation (0004.D4.release).
 		if !s.opts.Deviations.On(deviation.CancelNotReleased) {
-			s.send(&Message{Type: TypeReleased, Call: m.Call})
+			s.send(&protocol.Message{Type: protocol.TypeReleased, Call: m.Call})
 		}
 		return nil, ctx.Err()
 	}
 }
 
-func (s *server) runScenario(ctx context.Context, m *Message) {
+func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := &remoteEnv{s: s, spec: m.Spec, cancel: cancel}
-	sc := ScenarioFor(m.Spec)
+	sc := protocol.ScenarioFor(m.Spec)
 	var tr *trajectories.Trajectory
 	var err error
 	switch {
-	case m.Type == TypeResume:
+	case m.Type == protocol.TypeResume:
 		if m.TearTail {
 			if err = refdriver.TearTail(m.JournalDir); err != nil {
 				break
@@ -232,13 +233,13 @@ func (s *server) runScenario(ctx context.Context, m *Message) {
 		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations})
 	}
 	if err != nil {
-		s.send(&Message{Type: TypeError, ID: m.ID, Message: err.Error()})
+		s.send(&protocol.Message{Type: protocol.TypeError, ID: m.ID, Message: err.Error()})
 		return
 	}
 	if s.opts.Reword {
 		refdriver.Reword(tr)
 	}
-	s.send(&Message{Type: TypeResult, ID: m.ID, Trajectory: tr})
+	s.send(&protocol.Message{Type: protocol.TypeResult, ID: m.ID, Trajectory: tr})
 }
 
 // ModelError is a model call that failed, as the runner's model_result
@@ -253,23 +254,23 @@ func (e *ModelError) Error() string { return e.Type + ": " + e.Message }
 // remoteEnv answers the reference kernel's calls by asking the runner.
 type remoteEnv struct {
 	s      *server
-	spec   *RunSpec
+	spec   *protocol.RunSpec
 	cancel context.CancelFunc
 }
 
-func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
+func (e *remoteEnv) ask(ctx context.Context, m *protocol.Message) (*protocol.Message, error) {
 	a, err := e.s.call(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if a.Type == TypeCancel {
+	if a.Type == protocol.TypeCancel {
 		// The runner cancelled the run: cancel it here, as lease loss
 		// would, and acknowledge that this call is abandoned.
 		e.cancel()
 		if e.s.opts.Deviations.On(deviation.CancelNotReleased) {
 			return nil, context.Canceled
 		}
-		if err := e.s.send(&Message{Type: TypeReleased, Call: a.Call}); err != nil {
+		if err := e.s.send(&protocol.Message{Type: protocol.TypeReleased, Call: a.Call}); err != nil {
 			return nil, err
 		}
 		return nil, context.Canceled
@@ -278,14 +279,14 @@ func (e *remoteEnv) ask(ctx context.Context, m *Message) (*Message, error) {
 }
 
 func (e *remoteEnv) Complete(ctx context.Context, phase int, input []trajectories.Message) (string, error) {
-	a, err := e.ask(ctx, &Message{Type: TypeModelCall, Phase: &phase, Input: &input})
+	a, err := e.ask(ctx, &protocol.Message{Type: protocol.TypeModelCall, Phase: &phase, Input: &input})
 	if err != nil {
 		return "", err
 	}
 	switch {
-	case a.Type == TypeModelResult && a.Error != nil:
+	case a.Type == protocol.TypeModelResult && a.Error != nil:
 		return "", &ModelError{Type: a.Error.Type, Message: a.Error.Message}
-	case a.Type != TypeModelResult || a.Output == nil:
+	case a.Type != protocol.TypeModelResult || a.Output == nil:
 		return "", fmt.Errorf("runner answered model_call with %q and no output", a.Type)
 	}
 	return *a.Output, nil
@@ -301,12 +302,12 @@ func (e *remoteEnv) HasHandler(tool string) bool {
 }
 
 func (e *remoteEnv) CallHandler(ctx context.Context, phase int, tool string, args map[string]any) (string, error) {
-	a, err := e.ask(ctx, &Message{Type: TypeHandlerCall, Phase: &phase, Tool: tool, Arguments: args})
+	a, err := e.ask(ctx, &protocol.Message{Type: protocol.TypeHandlerCall, Phase: &phase, Tool: tool, Arguments: args})
 	if err != nil {
 		return "", err
 	}
 	switch {
-	case a.Type != TypeHandlerResult:
+	case a.Type != protocol.TypeHandlerResult:
 		return "", fmt.Errorf("runner answered handler_call with %q", a.Type)
 	case a.Error != nil:
 		return "", &fakes.NamedError{Type: a.Error.Type, Message: a.Error.Message}
@@ -319,18 +320,18 @@ func (e *remoteEnv) CallHandler(ctx context.Context, phase int, tool string, arg
 }
 
 func (e *remoteEnv) Execute(ctx context.Context, phase int, act trajectories.Action) (scenarios.ScriptedOutcome, error) {
-	view := &ActionView{Kind: act.Kind, Tool: act.Tool, Code: act.Code, Arguments: act.Arguments}
-	a, err := e.ask(ctx, &Message{Type: TypeExecuteCall, Phase: &phase, Action: view})
+	view := &protocol.ActionView{Kind: act.Kind, Tool: act.Tool, Code: act.Code, Arguments: act.Arguments}
+	a, err := e.ask(ctx, &protocol.Message{Type: protocol.TypeExecuteCall, Phase: &phase, Action: view})
 	if err != nil {
 		return scenarios.ScriptedOutcome{}, err
 	}
-	if a.Type != TypeExecuteResult || a.Outcome == nil {
+	if a.Type != protocol.TypeExecuteResult || a.Outcome == nil {
 		return scenarios.ScriptedOutcome{}, fmt.Errorf("runner answered execute_call with %q and no outcome", a.Type)
 	}
 	return a.Outcome.Scripted(), nil
 }
 
 func (e *remoteEnv) journalPoint(p journal.Point) error {
-	_, err := e.s.call(context.Background(), &Message{Type: TypeJournalPoint, Point: &Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}})
+	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Point: &protocol.Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}})
 	return err
 }
