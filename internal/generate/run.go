@@ -76,22 +76,22 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		}
 		s := newSpec(r)
 		id := caseID(o.Seed, n)
-		probs, st, err := compareCase(ctx, o, s, id)
+		c, err := compareCase(ctx, o, s, id)
 		if err != nil {
 			return sum, err
 		}
 		switch {
-		case st == discarded:
+		case c.status == discarded:
 			sum.Discarded++
 			continue
-		case st == skipped:
+		case c.status == skipped:
 			sum.Skipped++
 			continue
-		case probs == nil:
+		case c.problems == nil:
 			sum.Cases++
 		default:
 			sum.Cases++
-			f, steps, err := shrink(ctx, o, s, id, n, probs)
+			f, steps, err := shrink(ctx, o, s, id, n, c)
 			if err != nil {
 				return sum, err
 			}
@@ -115,27 +115,35 @@ const (
 	skipped          // the implementation does not claim a capability it needs
 )
 
-// compareCase runs one case on both sides; problems is nil when the
+// comparison is one case run on both sides: problems is nil when the
 // implementation agrees with the reference, and holds the differences
-// otherwise.
-func compareCase(ctx context.Context, o Options, s *spec, id string) (problems []engine.Problem, st status, err error) {
+// otherwise; ref and golden are the reference's trajectory, kept so a
+// difference is saved without running the reference again.
+type comparison struct {
+	status   status
+	problems []engine.Problem
+	ref      *trajectories.Trajectory
+	golden   []byte
+}
+
+func compareCase(ctx context.Context, o Options, s *spec, id string) (comparison, error) {
 	_, sc, err := s.render(id, []string{"0004.D2"}, nil)
 	if err != nil {
-		return nil, discarded, &loadError{id: id, err: err}
+		return comparison{status: discarded}, &loadError{id: id, err: err}
 	}
 	ref := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Reference, sc)
 	if ref.Skipped != "" || !ref.Passed() || ref.Trajectory == nil || exhausted(ref.Trajectory) {
-		return nil, discarded, nil
+		return comparison{status: discarded}, nil
 	}
 	golden, err := trajectories.Marshal(ref.Trajectory)
 	if err != nil {
-		return nil, discarded, err
+		return comparison{status: discarded}, err
 	}
 	res := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Goldens: map[string][]byte{id: golden}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Impl, sc)
 	if res.Skipped != "" {
-		return nil, skipped, nil
+		return comparison{status: skipped}, nil
 	}
-	return res.Problems, compared, nil
+	return comparison{status: compared, problems: res.Problems, ref: ref.Trajectory, golden: golden}, nil
 }
 
 // decisionsOf lists the decisions governing the differing fields, or the
@@ -159,12 +167,12 @@ func decisionsOf(probs []engine.Problem) []string {
 
 // shrink makes the case smaller while the implementation still differs
 // from the reference, then writes it. It returns the accepted steps.
-func shrink(ctx context.Context, o Options, s *spec, id string, n int, probs []engine.Problem) (Found, int, error) {
-	cur, curProbs, steps := s, probs, 0
+func shrink(ctx context.Context, o Options, s *spec, id string, n int, first comparison) (Found, int, error) {
+	cur, curCmp, steps := s, first, 0
 	for changed := true; changed && steps < 200; {
 		changed = false
 		for _, c := range candidates(cur) {
-			p, st, err := compareCase(ctx, o, c, id)
+			cmp, err := compareCase(ctx, o, c, id)
 			var le *loadError
 			if errors.As(err, &le) {
 				continue // a smaller variant that is not a valid scenario
@@ -172,43 +180,34 @@ func shrink(ctx context.Context, o Options, s *spec, id string, n int, probs []e
 			if err != nil {
 				return Found{}, steps, err
 			}
-			if st == compared && p != nil {
-				cur, curProbs, changed = c, p, true
+			if cmp.status == compared && cmp.problems != nil {
+				cur, curCmp, changed = c, cmp, true
 				steps++
 				break
 			}
 		}
 	}
-	f := Found{Case: n, ID: id, Steps: cur.steps(), Tools: cur.toolCount(), Decisions: decisionsOf(curProbs)}
-	for _, p := range curProbs {
+	f := Found{Case: n, ID: id, Steps: cur.steps(), Tools: cur.toolCount(), Decisions: decisionsOf(curCmp.problems)}
+	for _, p := range curCmp.problems {
 		f.Problems = append(f.Problems, p.Message)
 	}
 	if o.Out == "" {
 		return f, steps, nil
 	}
 	f.File = filepath.Join(o.Out, f.ID+".yaml")
-	return f, steps, write(ctx, o, cur, f)
+	return f, steps, write(o, cur, f, curCmp)
 }
 
 // write saves the shrunk case: the scenario, citing the decisions of the
 // differing fields, and the reference's trajectory as its golden.
-func write(ctx context.Context, o Options, s *spec, f Found) error {
+func write(o Options, s *spec, f Found, c comparison) error {
 	decisions := f.Decisions
 	if len(decisions) == 0 {
 		decisions = []string{"0004.D2"}
 	}
-	_, sc, err := s.render(f.ID, decisions, nil)
-	if err != nil {
-		return err
-	}
-	ref := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Reference, sc)
-	golden, err := trajectories.Marshal(ref.Trajectory)
-	if err != nil {
-		return err
-	}
 	// The saved expect says only how the reference's run ended, which
 	// the loader requires; the rest is for a person to write.
-	data, _, err := s.render(f.ID, decisions, ending(ref.Trajectory))
+	data, _, err := s.render(f.ID, decisions, ending(c.ref))
 	if err != nil {
 		return err
 	}
@@ -221,7 +220,7 @@ func write(ctx context.Context, o Options, s *spec, f Found) error {
 	if err := atomicfile.Write(f.File, append([]byte(header), data...)); err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(o.Out, f.ID+".json"), golden)
+	return atomicfile.Write(filepath.Join(o.Out, f.ID+".json"), c.golden)
 }
 
 // ending is an expect block holding only how a run ended.
