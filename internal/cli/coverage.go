@@ -14,7 +14,6 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
-	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
 // loadDecisions reads the decision records of dir, or the built-in set
@@ -71,22 +70,18 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	// decisions they break; --deviations also runs them to say which
 	// scenarios catch each.
 	all := deviation.All()
-	var killers [][]*scenarios.Scenario
+	var m *killMatrix
 	if *devs {
 		k := killer{scs: scs, goldens: goldens, timeout: 10 * time.Second, logs: s.err}
-		m, err := k.matrix(ctx, all, 2)
-		if err != nil {
+		if m, err = k.matrix(ctx, all, 2); err != nil {
 			return setupError(s, err)
 		}
-		killers = m.killers
 	}
 	ds := make([]decisions.Deviation, len(all))
 	for i, d := range all {
 		ds[i] = decisions.Deviation{Name: string(d.Name), Decision: d.Decision}
-		if killers != nil {
-			for _, sc := range killers[i] {
-				ds[i].CaughtBy = append(ds[i].CaughtBy, sc.ID)
-			}
+		if m != nil {
+			ds[i].CaughtBy = m.caughtBy(i)
 		}
 	}
 	cov.AddDeviations(ds, *devs)

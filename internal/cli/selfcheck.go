@@ -146,6 +146,16 @@ type killMatrix struct {
 	killers [][]*scenarios.Scenario
 }
 
+// caughtBy lists the IDs of the scenarios that caught deviation i (nil
+// when none did).
+func (m *killMatrix) caughtBy(i int) []string {
+	var ids []string
+	for _, sc := range m.killers[i] {
+		ids = append(ids, sc.ID)
+	}
+	return ids
+}
+
 func (k killer) matrix(ctx context.Context, devs []deviation.Deviation, parallel int) (*killMatrix, error) {
 	m := &killMatrix{killers: make([][]*scenarios.Scenario, len(devs))}
 	g, gctx := errgroup.WithContext(ctx)
@@ -196,11 +206,7 @@ func (m *killMatrix) idle(scs []*scenarios.Scenario) []string {
 func (m *killMatrix) report(devs []deviation.Deviation, scs []*scenarios.Scenario, everything bool) *report.Report {
 	rep := newReport("", "selfcheck", nil)
 	for i, d := range devs {
-		ks := m.killers[i]
-		ids := make([]string, len(ks))
-		for j, sc := range ks {
-			ids[j] = sc.ID
-		}
+		ks, ids := m.killers[i], m.caughtBy(i)
 		row := report.Row{Scenario: "deviation." + string(d.Name), Verdict: report.Pass, Decisions: []string{d.Decision},
 			Note: fmt.Sprintf("caught by %d: %s", len(ids), strings.Join(ids, " "))}
 		switch {
@@ -227,11 +233,7 @@ func writeKillMatrix(w io.Writer, m *killMatrix, devs []deviation.Deviation, scs
 	problems := 0
 	fmt.Fprintf(w, "%-42s %-22s %6s  %s\n", "deviation", "breaks", "kills", "caught by")
 	for i, d := range devs {
-		ks := m.killers[i]
-		var ids []string
-		for _, sc := range ks {
-			ids = append(ids, sc.ID)
-		}
+		ks, ids := m.killers[i], m.caughtBy(i)
 		shown := ids
 		if len(shown) > 4 {
 			shown = append(shown[:4:4], fmt.Sprintf("… %d more", len(ids)-4))
