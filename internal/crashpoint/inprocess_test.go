@@ -38,12 +38,11 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 	defer os.RemoveAll(root)
 	dir := filepath.Join(root, "run")
 	hook := func(p journal.Point) error {
-		when := p.When()
-		pp := protocol.Point{When: when, Seq: p.Seq, Record: p.Type, Step: p.Step}
+		pp := refdriver.WirePoint(p)
 		if o.OnPoint != nil {
 			o.OnPoint(pp)
 		}
-		if o.CrashAt.Matches(when, p.Type, p.Step) {
+		if o.CrashAt.Matches(pp.When, pp.Record, pp.Step) {
 			return refdriver.ErrCrash
 		}
 		return nil

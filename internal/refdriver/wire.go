@@ -5,9 +5,11 @@ import (
 	"errors"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -118,4 +120,10 @@ func (Driver) Capabilities() []string { return Capabilities() }
 // Run runs sc on the reference against the fakes.
 func (d Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
 	return Run(ctx, sc, env, Options{Schemas: d.Schemas, Deviations: d.Deviations})
+}
+
+// WirePoint is a journal write point as the protocol's journal_point
+// message and the crash explorers name it.
+func WirePoint(p journal.Point) protocol.Point {
+	return protocol.Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}
 }

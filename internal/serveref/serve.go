@@ -332,6 +332,7 @@ func (e *remoteEnv) Execute(ctx context.Context, phase int, act trajectories.Act
 }
 
 func (e *remoteEnv) journalPoint(p journal.Point) error {
-	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Point: &protocol.Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}})
+	point := refdriver.WirePoint(p)
+	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Point: &point})
 	return err
 }
