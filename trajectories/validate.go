@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/internal/schema"
 )
 
@@ -51,6 +52,9 @@ func Parse(name string, data []byte) (*Trajectory, any, error) {
 	doc, err := schema.DecodeJSON(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: not JSON: %w", name, err)
+	}
+	if err := jsontext.CheckDuplicateKeys(data); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	sch, err := Schema()
 	if err != nil {

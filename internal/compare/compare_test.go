@@ -96,7 +96,7 @@ func TestDiff_textClass(t *testing.T) {
 		{"empty sentence", `{"a":{"message":"","kind":"x"},"list":[{"message":"m"}]}`,
 			[]string{"a.message: implementation text: want a non-empty sentence (its wording is the implementation's), got an empty string"}},
 		{"stack trace", `{"a":{"message":"Traceback (most recent call last):\n  File \"x.py\", line 3","kind":"x"},"list":[{"message":"m"}]}`,
-			[]string{`a.message: implementation text must not carry a stack trace, got "Traceback (most recent call last):\n  File \"x.py\", line 3"`}},
+			[]string{`a.message: implementation text must not carry a stack trace (Python's), got "Traceback (most recent call last):\n  File \"x.py\", line 3"`}},
 		{"not a string", `{"a":{"message":3,"kind":"x"},"list":[{"message":"m"}]}`, []string{"a.message: implementation text must be a string, got 3"}},
 		{"absent is a difference", `{"a":{"kind":"x"},"list":[{"message":"m"}]}`, []string{`a.message: want "tool \"nope\" does not exist", got (absent)`}},
 		{"length change aligned by go-cmp", `{"a":{"message":"x","kind":"x"},"list":[{"message":"m"},{"message":"n"}]}`, []string{`list[1]: want (absent), got {"message":"n"}`}},

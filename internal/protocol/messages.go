@@ -269,6 +269,9 @@ func Decode(line []byte) (*Message, error) {
 	case !knownTypes[t]:
 		return nil, fmt.Errorf("%w: unexpected message type %q (docs/protocol.md lists the types)", ErrBadMessage, t)
 	}
+	if err := jsontext.CheckDuplicateKeys(line); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
 	if err := check(doc); err != nil {
 		return nil, err
 	}
@@ -296,9 +299,14 @@ func DecodeTrusted(line []byte) (*Message, error) {
 	return m, nil
 }
 
+// unmarshal decodes with numbers kept as written (json.Number): the
+// arguments a handler receives are compared as the model wrote them, so
+// 10 and 10.000 stay different (0003.D4, no coercion).
 func unmarshal(line []byte) (*Message, error) {
 	var m Message
-	if err := json.Unmarshal(line, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
 	return &m, nil
