@@ -62,6 +62,56 @@ type Env struct {
 	// holder's resumed run gets the scripted behaviour.
 	cancelled, failed bool
 	modelReleased     int
+	// log is every call the world received, in arrival order, with
+	// the journal points the runner passed: the evidence the engine holds
+	// a trajectory to (engine.Observed).
+	log []Call
+	// points is whether the process now running reports journal points.
+	points bool
+}
+
+// Call kinds in an Env's log.
+const (
+	CallModel   = "model_call"
+	CallHandler = "handler_call"
+	CallExecute = "execute_call"
+	CallPoint   = "journal_point"
+)
+
+// Call is one thing the world received, as it arrived.
+type Call struct {
+	Kind string
+	// Phase indexes the scenario's requests; -1 for a journal point,
+	// which does not name one.
+	Phase int
+	// Step is the step the call belongs to: for a model call, the step its
+	// input asks for (StepOf); for a handler or executor call, the step of
+	// the latest model call; for a journal point, the point's own step.
+	Step      int
+	Input     []trajectories.Message // model_call
+	Tool      string                 // handler_call
+	Arguments map[string]any         // handler_call
+	Action    *trajectories.Action   // execute_call
+	// When and Record are a journal point's.
+	When, Record string
+	// Points says whether the process that made the call was reporting
+	// journal points when it made it.
+	Points bool
+}
+
+// Reporting tells the Env whether the process that makes the next calls
+// reports journal points (a run asked for them; a resume never is).
+func (e *Env) Reporting(on bool) {
+	e.mu.Lock()
+	e.points = on
+	e.mu.Unlock()
+}
+
+// Point records a journal point the implementation sent.
+func (e *Env) Point(when, record string, step int) {
+	e.mu.Lock()
+	e.log = append(e.log, Call{Kind: CallPoint, Phase: -1, Step: step, When: when, Record: record, Points: e.points})
+	e.mu.Unlock()
 }
 
 // Blocked is what a fake that blocked until cancelled returns once its
@@ -127,7 +177,9 @@ func StepOf(input []trajectories.Message) int {
 func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Message) (string, error) {
 	e.mu.Lock()
 	e.modelCalls++
-	e.inputs = append(e.inputs, append([]trajectories.Message(nil), input...))
+	in := append([]trajectories.Message(nil), input...)
+	e.inputs = append(e.inputs, in)
+	e.log = append(e.log, Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in, Points: e.points})
 	e.mu.Unlock()
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
@@ -229,6 +281,7 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	step := e.lastStep
 	idx := len(e.handlerCalls)
 	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
+	e.log = append(e.log, Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args), Points: e.points})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
 	if e.takeCancel(step, "tool_call") {
@@ -256,8 +309,13 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 }
 
 // Execute answers a project executor call of a phase with the next
-// scripted outcome, whatever the action (the script is by call order).
-func (e *Env) Execute(ctx context.Context, phase int, _ trajectories.Action) (scenarios.ScriptedOutcome, error) {
+// scripted outcome, whatever the action (the script is by call order),
+// and records the action it was given.
+func (e *Env) Execute(ctx context.Context, phase int, a trajectories.Action) (scenarios.ScriptedOutcome, error) {
+	e.mu.Lock()
+	a.Repairs = nil
+	e.log = append(e.log, Call{Kind: CallExecute, Phase: phase, Step: e.lastStep, Action: &a, Points: e.points})
+	e.mu.Unlock()
 	return e.Scripted(ctx, phase)
 }
 
@@ -287,6 +345,8 @@ type Record struct {
 	Blocked      int
 	// ModelCallsReleased counts blocked model calls that were released.
 	ModelCallsReleased int
+	// Log is every call and journal point, in arrival order.
+	Log []Call
 }
 
 // Snapshot returns what happened so far.
@@ -299,6 +359,7 @@ func (e *Env) Snapshot() Record {
 		HandlerCalls:       append([]trajectories.HandlerCall(nil), e.handlerCalls...),
 		Blocked:            e.blocked,
 		ModelCallsReleased: e.modelReleased,
+		Log:                append([]Call(nil), e.log...),
 	}
 }
 

@@ -151,11 +151,12 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 		return res
 	}
 	snap := env.Snapshot()
+	claimed := ClaimedOf(tr)
 	tr.HandlerCalls = snap.HandlerCalls
 	tr.ModelCalls = snap.ModelCalls
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
-	res.Problems = s.Judge(sc, tr)
+	res.Problems = append(Observed(sc, tr, claimed, snap), s.Judge(sc, tr)...)
 	return res
 }
 

@@ -443,9 +443,15 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		case sc.Faults.Crash != nil:
 			crash = sc.Faults.Crash
 			run.ReportJournalPoints = true
+		default:
+			// A journal write fault or a next holder: no kill, but the
+			// points show whether each action's intent was written before
+			// the action ran (0002.D1), which the engine checks.
+			run.ReportJournalPoints = true
 		}
 	}
 	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
+	env.Reporting(run.ReportJournalPoints)
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err
@@ -486,6 +492,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	x.crash = nil
+	env.Reporting(false)
 	// The next holder of the run is not cancelled: the first process's
 	// cancellation (faults.cancel) ended with it, as in process, where the
 	// resume runs on a context without that cancellation.
@@ -577,6 +584,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			if m.Point == nil {
 				return nil, errors.New("journal_point without point")
 			}
+			x.env.Point(m.Point.When, m.Point.Record, m.Point.Step)
 			if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) {
 				p := *m.Point
 				x.killedAt = &p
@@ -692,8 +700,9 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 	if m.Action == nil {
 		return errors.New("execute_call without action")
 	}
-	// The scripted executor answers by call order, whatever the action.
-	s, err := x.env.Scripted(x.ctx, *m.Phase)
+	// The scripted executor answers by call order, whatever the action;
+	// the action is recorded, for the engine to hold the trajectory to.
+	s, err := x.env.Execute(x.ctx, *m.Phase, trajectories.Action{Kind: m.Action.Kind, Tool: m.Action.Tool, Arguments: m.Action.Arguments, Code: m.Action.Code})
 	if err != nil {
 		// The run was cancelled before the executor answered: the call
 		// is cancelled like any other, and its released is expected.

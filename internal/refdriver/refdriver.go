@@ -49,6 +49,10 @@ type Options struct {
 	// JournalFS is the file system Process journals through; nil is the
 	// real one (the power-loss simulation passes its model of a disk).
 	JournalFS journal.FS
+	// JournalHook, when set, sees every journal write of a journal-fault
+	// run before and after it happens (serve-reference reports them as
+	// journal points).
+	JournalHook journal.Hook
 }
 
 // scenarioRun is what every run of one scenario shares: the scenario, its
@@ -84,6 +88,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 		case sc.Faults.Crash != nil || o.Crash != nil:
 			res, tr.Resume, err = sr.crashAndResume(ctx, req, opts, &rec)
 		case sc.Faults.JournalError != nil:
+			opts.JournalHook = o.JournalHook
 			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
 		case sc.Faults.Resume:
 			res, tr.Resume, err = sr.stopAndResume(ctx, req, opts, &rec)

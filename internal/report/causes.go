@@ -13,10 +13,13 @@ import (
 type Line struct {
 	Path string // "" for a problem that is not about a field
 	// Oracles are the sources that found it: run, schema, expect, golden,
-	// golden-expect.
+	// golden-expect, observed (the trajectory against the wire).
 	Oracles   []string
 	Statement string // "path: want X, got Y", or the problem's sentence
 	Want, Got any
+	// Decisions are an observed problem's own decisions (the wire check
+	// knows which decision a disagreement breaks).
+	Decisions []string
 }
 
 // String renders the line with the oracles that found it.
@@ -36,6 +39,12 @@ func Lines(row Row) []Line {
 	for _, p := range row.Problems {
 		if p.Path == "" || p.Statement == "" {
 			out = append(out, Line{Oracles: []string{p.Source}, Statement: p.Message})
+			continue
+		}
+		if p.Source == "observed" {
+			// What the wire showed is its own line, never merged with
+			// what the golden says of the same field.
+			out = append(out, Line{Path: p.Path, Oracles: []string{p.Source}, Statement: p.Statement, Decisions: p.Decisions})
 			continue
 		}
 		if i, ok := at[p.Path]; ok {
@@ -61,6 +70,9 @@ func Lines(row Row) []Line {
 type Cause struct {
 	Field     string   `json:"field,omitempty"`
 	Decisions []string `json:"decisions,omitempty"`
+	// Observed marks a cause found on the wire: the trajectory's account
+	// disagrees with what the implementation sent.
+	Observed bool `json:"observed,omitempty"`
 	// Problem is the sentence of a cause that is not about one field.
 	Problem   string   `json:"problem,omitempty"`
 	Scenarios []string `json:"scenarios"`
@@ -82,6 +94,9 @@ func (c Cause) String() string {
 	if len(c.Decisions) > 0 {
 		gov = strings.Join(c.Decisions, ", ")
 	}
+	if c.Observed {
+		return fmt.Sprintf("%s: the trajectory disagrees with what the implementation sent %s — %s; first: %s: %s", c.Field, where, gov, c.Scenarios[0], c.First)
+	}
 	return fmt.Sprintf("%s differs %s — %s; first: %s: %s", c.Field, where, gov, c.Scenarios[0], c.First)
 }
 
@@ -100,11 +115,17 @@ func Causes(r *Report) []Cause {
 		for _, l := range Lines(row) {
 			var key string
 			c := Cause{}
-			if l.Path != "" {
+			switch {
+			case len(l.Decisions) > 0 && slices.Contains(l.Oracles, "observed"):
+				c.Field = trajectories.Pattern(l.Path)
+				c.Decisions = l.Decisions
+				c.Observed = true
+				key = "observed " + c.Field
+			case l.Path != "":
 				c.Field = trajectories.Pattern(l.Path)
 				c.Decisions = trajectories.FieldDecisions(l.Path)
 				key = "field " + c.Field
-			} else {
+			default:
 				c.Problem = problemKind(l.Statement)
 				key = "problem " + c.Problem
 			}

@@ -223,6 +223,9 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 			}
 		}
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, s.driverOptions())
+	case m.ReportJournalPoints && m.Spec.Faults.JournalError != nil:
+		o := refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations, JournalHook: env.journalPoint}
+		tr, err = refdriver.Run(runCtx, sc, env, o)
 	case m.ReportJournalPoints:
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false, s.driverOptions())
 	case m.JournalDir != "" && m.Spec.Faults.JournalError == nil:

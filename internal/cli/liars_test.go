@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRun_lyingImplementations: serve-reference behind an adapter that
+// changes what reaches the wire while the trajectory it reports stays
+// the reference's. Each passed every scenario before the runner held the
+// trajectory to the wire; each must now fail with a sentence saying what
+// the trajectory claims and what was sent.
+func TestRun_lyingImplementations(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	for _, tc := range []struct {
+		mode, scenarios, want string
+	}{
+		{"garbage-input", "outcome.normal-return", `the implementation sent [{"role":"user","content":"GARBAGE"}`},
+		{"rm-rf", "executor.project-executor-beside-tools", `the implementation sent the project executor {"kind":"code","code":"rm -rf /"}`},
+		{"widened-number", "validation.no-coercion", `its handler received {"label":"007","limit":10.000}`},
+		{"claims-handler-calls", "executor.missing-handler", `the trajectory says the handlers were called [{"tool":"submit","arguments":{}}]; the runner's handlers received []`},
+		{"skips-intent", "resume.never-not-replayed", "before the journal point after its action_intent: the action ran before its intent was written"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " " + tc.mode
+			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s")
+			if code != ExitFail {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
+			}
+			if !strings.Contains(out, tc.want) || !strings.Contains(out, "(observed)") {
+				t.Errorf("report lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// SourceObserved marks a problem found by holding the trajectory to what
+// the runner saw: the trajectory is the implementation's own account of
+// its run, the calls the fakes received are the runner's.
+const SourceObserved = "observed"
+
+// Claimed is what the implementation itself put in the fields the runner
+// fills (handler_calls, model_calls): the protocol asks for them empty,
+// so anything else must agree with what was seen.
+type Claimed struct {
+	HandlerCalls []trajectories.HandlerCall
+	ModelCalls   int
+}
+
+// ClaimedOf keeps a trajectory's own handler_calls and model_calls before
+// the engine replaces them with the runner's.
+func ClaimedOf(tr *trajectories.Trajectory) Claimed {
+	return Claimed{HandlerCalls: append([]trajectories.HandlerCall(nil), tr.HandlerCalls...), ModelCalls: tr.ModelCalls}
+}
+
+// Observed holds a trajectory to the calls the runner received for it
+// (rec.Log) and returns each disagreement as a problem whose sentence says
+// what the trajectory claims and what the implementation did:
+//
+//   - each step's model_input is the input of the model call that produced
+//     the step's output (the last call for that phase and step), and no
+//     model call asks for a step the trajectory does not have unless the
+//     run stopped there (0010);
+//   - each handler call and project-executor call matches the action of
+//     the step it belongs to: tool, arguments as written, code (0003.D4,
+//     0008.D3);
+//   - handler_calls and model_calls, when the implementation filled them,
+//     equal what was received;
+//   - while a process reports journal points, every handler and executor
+//     call comes after the journal point that wrote its step's intent
+//     (0002.D1: intent before action).
+func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claimed, rec fakes.Record) []Problem {
+	o := observer{sc: sc}
+	runs := sc.Runs()
+	phaseOf := func(name string) int {
+		if len(runs) == 1 {
+			return 0
+		}
+		for i, r := range runs {
+			if r.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	type key struct{ phase, step int }
+	steps := map[key]*trajectories.Step{}
+	for i := range tr.Steps {
+		s := &tr.Steps[i]
+		steps[key{phaseOf(s.Phase), s.Index}] = s
+	}
+	lastModel := map[key]*fakes.Call{}
+	for i := range rec.Log {
+		c := &rec.Log[i]
+		if c.Kind == fakes.CallModel {
+			lastModel[key{c.Phase, c.Step}] = c
+		}
+	}
+	for i := range tr.Steps {
+		s := &tr.Steps[i]
+		k := key{phaseOf(s.Phase), s.Index}
+		where := o.stepName(s)
+		c := lastModel[k]
+		if c == nil {
+			o.add(fmt.Sprintf("steps[%d].model_input", i), []string{"0010.D1"},
+				"%s: the trajectory reports a model input, but the implementation sent no model call for that step (model calls received: %s)", where, modelSteps(rec.Log))
+			continue
+		}
+		if d := firstMessageDiff(s.ModelInput, c.Input); d != "" {
+			o.add(fmt.Sprintf("steps[%d].model_input", i), []string{"0010.D1", "0010.D2"},
+				"%s: the trajectory says the model was sent %s; the implementation sent %s (%s)", where, render(s.ModelInput), render(c.Input), d)
+		}
+	}
+	// A run that stopped in a step (cancelled, a failed call, a journal
+	// write, an outcome resume cannot know) has no settled step for it.
+	stopped := tr.Interrupted != nil || tr.RunError != nil || (tr.End != nil && tr.End.Detail != nil)
+	if tr.AssemblyError != nil {
+		if n := count(rec.Log, fakes.CallModel) + count(rec.Log, fakes.CallHandler) + count(rec.Log, fakes.CallExecute); n > 0 {
+			o.add("assembly_error", []string{"0006.D3", "0008.D2"},
+				"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", tr.AssemblyError.Kind, n)
+		}
+	}
+	var lastPhase, lastStep int
+	if n := len(rec.Log); n > 0 {
+		for _, c := range rec.Log {
+			if c.Kind == fakes.CallModel {
+				lastPhase, lastStep = c.Phase, c.Step
+			}
+		}
+	}
+	reported := map[key]bool{}
+	for _, c := range rec.Log {
+		if c.Kind != fakes.CallModel || reported[key{c.Phase, c.Step}] {
+			continue
+		}
+		if steps[key{c.Phase, c.Step}] != nil || tr.AssemblyError != nil {
+			continue
+		}
+		if stopped && c.Phase == lastPhase && c.Step == lastStep {
+			continue // the step the run stopped in (cancelled, or its call failed)
+		}
+		reported[key{c.Phase, c.Step}] = true
+		o.add("steps", []string{"0004.D3"},
+			"the implementation sent a model call for %s, but the trajectory has no such step and does not say the run stopped there", o.callName(c.Phase, c.Step))
+	}
+	// Handler and executor calls belong to the step of the latest model
+	// call; intent-before-action is checked while points are reported.
+	intent := map[int]bool{} // steps whose intent was written since the last model call
+	for _, c := range rec.Log {
+		switch c.Kind {
+		case fakes.CallModel:
+			intent = map[int]bool{}
+		case fakes.CallPoint:
+			if c.Record == "action_intent" && c.When == "after" {
+				intent[c.Step] = true
+			}
+		case fakes.CallHandler, fakes.CallExecute:
+			what := "handler_call " + c.Tool
+			if c.Kind == fakes.CallExecute {
+				what = "execute_call"
+			}
+			if c.Points && !intent[c.Step] {
+				o.add("steps", []string{"0002.D1"},
+					"the implementation sent %s for %s before the journal point after its action_intent: the action ran before its intent was written", what, o.callName(c.Phase, c.Step))
+			}
+			s := steps[key{c.Phase, c.Step}]
+			if s == nil {
+				if !stopped {
+					o.add("steps", []string{"0003.D4"}, "the implementation sent %s for %s, but the trajectory has no such step", what, o.callName(c.Phase, c.Step))
+				}
+				continue
+			}
+			path := fmt.Sprintf("%s.action", stepPath(tr, s))
+			if c.Kind == fakes.CallHandler {
+				if s.Action.Kind != "tool_call" || s.Action.Tool != c.Tool {
+					o.add(path, []string{"0003.D4"}, "%s: the trajectory says the action was %s; the implementation called the handler of %q", o.stepName(s), actionText(&s.Action), c.Tool)
+				} else if a, b := argsText(s.Action.Arguments), argsText(c.Arguments); a != b && !(s.Action.Arguments == nil && b == "{}") {
+					o.add(path+".arguments", []string{"0003.D4", "0006.D6.no-coercion"}, "%s: the trajectory says %s was called with %s; its handler received %s", o.stepName(s), c.Tool, a, b)
+				}
+				continue
+			}
+			if got, want := actionText(c.Action), actionText(&s.Action); got != want {
+				o.add(path, []string{"0003.D4", "0008.D3"}, "%s: the trajectory says the action was %s; the implementation sent the project executor %s", o.stepName(s), want, got)
+			}
+		}
+	}
+	if len(claimed.HandlerCalls) > 0 {
+		a, _ := jsontext.Marshal(claimed.HandlerCalls)
+		b, _ := jsontext.Marshal(append([]trajectories.HandlerCall{}, rec.HandlerCalls...))
+		if string(a) != string(b) {
+			o.add("handler_calls", []string{"0008.D3"}, "the trajectory says the handlers were called %s; the runner's handlers received %s", a, b)
+		}
+	}
+	if claimed.ModelCalls != 0 && claimed.ModelCalls != rec.ModelCalls {
+		o.add("model_calls", []string{"0003.D3"}, "the trajectory says %d model call(s); the runner received %d", claimed.ModelCalls, rec.ModelCalls)
+	}
+	return o.problems
+}
+
+type observer struct {
+	sc       *scenarios.Scenario
+	problems []Problem
+}
+
+func (o *observer) add(path string, decisions []string, format string, args ...any) {
+	stmt := fmt.Sprintf(format, args...)
+	o.problems = append(o.problems, Problem{Source: SourceObserved, Path: path, Statement: stmt,
+		Message: "observed: " + stmt + " (" + strings.Join(decisions, ", ") + ")", Decisions: decisions})
+}
+
+func (o *observer) stepName(s *trajectories.Step) string {
+	if s.Phase != "" {
+		return fmt.Sprintf("step %d of phase %s", s.Index, s.Phase)
+	}
+	return fmt.Sprintf("step %d", s.Index)
+}
+
+func (o *observer) callName(phase, step int) string {
+	runs := o.sc.Runs()
+	if len(runs) > 1 && phase >= 0 && phase < len(runs) {
+		return fmt.Sprintf("step %d of phase %s", step, runs[phase].Name)
+	}
+	return fmt.Sprintf("step %d", step)
+}
+
+func stepPath(tr *trajectories.Trajectory, s *trajectories.Step) string {
+	for i := range tr.Steps {
+		if &tr.Steps[i] == s {
+			return fmt.Sprintf("steps[%d]", i)
+		}
+	}
+	return "steps"
+}
+
+func count(log []fakes.Call, kind string) int {
+	n := 0
+	for _, c := range log {
+		if c.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func modelSteps(log []fakes.Call) string {
+	var out []string
+	for _, c := range log {
+		if c.Kind == fakes.CallModel {
+			out = append(out, fmt.Sprintf("phase %d step %d", c.Phase, c.Step))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// firstMessageDiff names where two message lists first differ, or "".
+func firstMessageDiff(claimed, sent []trajectories.Message) string {
+	for i := range min(len(claimed), len(sent)) {
+		if claimed[i] != sent[i] {
+			return fmt.Sprintf("message %d differs", i)
+		}
+	}
+	if len(claimed) != len(sent) {
+		return fmt.Sprintf("%d message(s) claimed, %d sent", len(claimed), len(sent))
+	}
+	return ""
+}
+
+func render(v any) string {
+	b, err := jsontext.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	const most = 300
+	if len(b) > most {
+		return string(b[:most]) + fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return string(b)
+}
+
+// actionText renders the decided part of an action (kind, tool,
+// arguments, code), without the repairs and parse error that the
+// executor is not given.
+func actionText(a *trajectories.Action) string {
+	if a == nil {
+		return "no action"
+	}
+	return render(struct {
+		Kind      string `json:"kind"`
+		Tool      string `json:"tool,omitempty"`
+		Arguments any    `json:"arguments,omitempty"`
+		Code      string `json:"code,omitempty"`
+	}{a.Kind, a.Tool, a.Arguments, a.Code})
+}
+
+func argsText(v any) string {
+	if m, ok := v.(map[string]any); ok && m == nil {
+		v = nil
+	}
+	if v == nil {
+		return "{}"
+	}
+	b, err := jsontext.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
