@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
@@ -45,4 +47,17 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)
 	}
 	return c, c.Close, nil
+}
+
+// checkImplFlag refuses an --impl that was given but is blank: leaving
+// it out means the built-in reference, and an empty value from an unset
+// shell variable (--impl "$IMPL") must not quietly test that instead.
+func checkImplFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "impl" && strings.TrimSpace(f.Value.String()) == "" {
+			err = fmt.Errorf("--impl %q: an empty command line; give the implementation's command, or leave --impl out to test the built-in reference", f.Value.String())
+		}
+	})
+	return err
 }

@@ -38,6 +38,9 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
+	if err := checkImplFlag(fs); err != nil {
+		return setupError(s, err)
+	}
 	switch {
 	case fs.NArg() > 0:
 		return setupError(s, fmt.Errorf("explore takes no arguments, got %q", fs.Args()))
@@ -80,6 +83,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	client := d.(*protocol.Client)
 	rep := newReport(client.Name()+", crash exploration"+report.ShardSuffix(sh.String()), "explore", args)
+	rep.Selection = *pattern
 	var explored []*scenarios.Scenario
 	for _, sc := range selected {
 		if !crashpoint.Eligible(sc) {
@@ -117,6 +121,18 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	rep.Interrupted = ctx.Err() != nil
 	rep.Errors = append(rep.Errors, client.Problems()...)
+	seen, baselines := 0, 0
+	for _, r := range results {
+		seen += r.Points
+		if r.Baseline == nil {
+			baselines++
+		}
+	}
+	if baselines > 0 && seen == 0 && !rep.Interrupted {
+		rep.Errors = append(rep.Errors, fmt.Sprintf("the implementation claims resume, yet its uninterrupted runs of %d scenario(s) sent no journal_point: with report_journal_points it must send one before and after every journal write (docs/protocol.md, Crash and resume), or nothing can be explored", baselines))
+	} else if sh.String() == "" {
+		rep.RequireEvidence()
+	}
 	report.ApplyKnownFailing(rep, kf, ids(all))
 	summary := fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed, %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
 		len(explored), points, replays, unknown, failed)

@@ -29,6 +29,9 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
+	if err := checkImplFlag(fs); err != nil {
+		return setupError(s, err)
+	}
 	if *impl == "" {
 		return setupError(s, fmt.Errorf("generate needs --impl CMD, the implementation to compare with the reference (try --impl \"polyloop-conform serve-reference\")"))
 	}

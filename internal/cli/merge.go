@@ -41,6 +41,7 @@ func mergeCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
+	merged.RequireEvidence()
 	if err := out.emit(s, merged, ""); err != nil {
 		return setupError(s, err)
 	}

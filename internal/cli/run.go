@@ -85,7 +85,9 @@ func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 
 func selectScenarios(all []*scenarios.Scenario, pattern string) ([]*scenarios.Scenario, error) {
 	if pattern == "" {
-		return all, nil
+		// A copy: callers filter the selection in place (--shard), and
+		// the whole set must stay whole (it panicked: docs/sharding.md).
+		return slices.Clone(all), nil
 	}
 	pats := strings.Split(pattern, ",")
 	for _, p := range pats {
@@ -137,6 +139,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
+	if err := checkImplFlag(fs); err != nil {
+		return setupError(s, err)
+	}
 	if fs.NArg() > 0 {
 		return setupError(s, fmt.Errorf("run takes no arguments, got %q", fs.Args()))
 	}
@@ -183,6 +188,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict}
 	rep := newReport(driver.Name()+report.ShardSuffix(sh.String()), "run", args)
+	rep.Selection = *pattern
 	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
@@ -193,6 +199,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		rep.Errors = append(rep.Errors, c.Problems()...)
 	}
 	report.ApplyKnownFailing(rep, kf, ids(all))
+	if len(driver.Capabilities()) == 0 {
+		rep.Errors = append(rep.Errors, "the implementation claims no capability (its hello's capabilities list is empty), so no scenario can test it; claim what it implements (docs/protocol.md, Handshake)")
+	} else if sh.String() == "" {
+		// A shard may hold nothing it can run; merge asks for evidence
+		// of the whole.
+		rep.RequireEvidence()
+	}
 
 	if err := out.emit(s, rep, ""); err != nil {
 		return setupError(s, err)

@@ -42,6 +42,9 @@ func selfcheckCmd(ctx context.Context, args []string, s stdio) int {
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
+	if err := checkImplFlag(fs); err != nil {
+		return setupError(s, err)
+	}
 	if _, err := path.Match(*glob, ""); err != nil {
 		return setupError(s, fmt.Errorf("--mutant %q: %v", *glob, err))
 	}

@@ -17,6 +17,9 @@ func ApplyKnownFailing(r *Report, kf *knownfail.List, ids []string) {
 	for i := range r.Rows {
 		MarkKnownFailing(&r.Rows[i], kf)
 	}
+	for _, e := range kf.Everything(ids) {
+		r.Errors = append(r.Errors, fmt.Sprintf("%s:%d: pattern %q matches every scenario of the suite; a list that excuses everything proves nothing: name the failing families or scenarios", kf.File, e.Line, e.Pattern))
+	}
 	for _, e := range kf.Unmatched(ids) {
 		r.Errors = append(r.Errors, fmt.Sprintf("%s:%d: pattern %q matches no scenario; remove or fix it", kf.File, e.Line, e.Pattern))
 	}

@@ -23,15 +23,28 @@ func Merge(reports []*Report) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("merge: no reports given")
 	}
+	missing, err := missingShards(reports)
+	if err != nil {
+		return nil, err
+	}
 	out := &Report{Format: FormatVersion}
 	at := map[string]int{}
 	errs := map[string]bool{}
 	for i, r := range reports {
 		impl := stripShard(r.Implementation)
 		if i == 0 {
-			out.SuiteVersion, out.Implementation, out.Rerun = r.SuiteVersion, impl, r.Rerun
-		} else if impl != out.Implementation {
-			return nil, fmt.Errorf("merge: report %d is of %q, report 1 of %q; merge the shards of one run", i+1, impl, out.Implementation)
+			out.SuiteVersion, out.Implementation, out.Rerun, out.Selection = r.SuiteVersion, impl, r.Rerun, r.Selection
+		} else {
+			for _, d := range []struct{ what, this, first string }{
+				{"of implementation", impl, out.Implementation},
+				{"of suite version", r.SuiteVersion, out.SuiteVersion},
+				{"of the selection --run", r.Selection, out.Selection},
+				{"of the command and flags", r.Rerun, out.Rerun},
+			} {
+				if d.this != d.first {
+					return nil, fmt.Errorf("merge: report %d is %s %q, report 1 %s %q; merge the shards of one run", i+1, d.what, d.this, d.what, d.first)
+				}
+			}
 		}
 		if r.GeneratedAt.After(out.GeneratedAt) {
 			out.GeneratedAt = r.GeneratedAt
@@ -57,6 +70,11 @@ func Merge(reports []*Report) (*Report, error) {
 				out.Rows = append(out.Rows, row)
 				continue
 			}
+			if !strings.HasPrefix(out.Rerun, "polyloop-conform explore") {
+				// Only exploration splits one scenario (its crash points)
+				// across shards; a scenario twice elsewhere is two runs.
+				return nil, fmt.Errorf("merge: scenario %s is in report %d and in an earlier one: the shards overlap; merge the shards of one run, each once", row.Scenario, i+1)
+			}
 			m := &out.Rows[j]
 			if worse[row.Verdict] > worse[m.Verdict] {
 				m.Verdict = row.Verdict
@@ -79,10 +97,6 @@ func Merge(reports []*Report) (*Report, error) {
 		if row.CrashPoints > 0 {
 			row.Note = CrashPointsNote(row.CrashPoints)
 		}
-	}
-	missing, err := missingShards(reports)
-	if err != nil {
-		return nil, err
 	}
 	out.Errors = append(out.Errors, missing...)
 	slices.Sort(out.Errors)

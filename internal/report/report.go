@@ -78,9 +78,12 @@ type Report struct {
 	Implementation string `json:"implementation"`
 	// Rerun is the command line that reran this run, without --run; each
 	// failure is printed with it, narrowed to the scenario, plus --trace.
-	Rerun  string   `json:"rerun,omitempty"`
-	Rows   []Row    `json:"scenarios"`
-	Errors []string `json:"errors,omitempty"` // run-level problems, e.g. stale known-failing patterns
+	Rerun string `json:"rerun,omitempty"`
+	// Selection is the --run patterns the scenarios were chosen by ("" for
+	// all); shards of one run share it, and merge checks that they do.
+	Selection string   `json:"selection,omitempty"`
+	Rows      []Row    `json:"scenarios"`
+	Errors    []string `json:"errors,omitempty"` // run-level problems, e.g. stale known-failing patterns
 	// Interrupted is true when a signal stopped the run; NotRun counts the
 	// scenarios it never started.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -147,6 +150,23 @@ func (r *Report) Counts() Counts {
 
 // OK reports whether the run passed as a whole.
 func (r *Report) OK() bool { return r.Counts().Failed == 0 && len(r.Errors) == 0 && !r.Interrupted }
+
+// RequireEvidence adds a run-level error to a report that has no failure
+// but no evidence either: no scenario passed (every one was skipped, known
+// failing or not run). A team gates its CI on exit 0, so exit 0 must mean
+// that something was shown to conform. It returns the sentence, or "".
+func (r *Report) RequireEvidence() string {
+	c := r.Counts()
+	if c.Failed > 0 || c.Passed > 0 || r.Interrupted {
+		return ""
+	}
+	msg := fmt.Sprintf("no scenario passed (%d skipped, %d known failing): a run that shows nothing conforming is not a pass; claim the capabilities the implementation has (docs/protocol.md, Handshake) or select scenarios it can run", c.Skipped, c.KnownFailing)
+	if len(r.Rows) == 0 {
+		msg = "no scenario ran: a run that shows nothing conforming is not a pass; check --run, --shard and the capabilities the implementation claims"
+	}
+	r.Errors = append(r.Errors, msg)
+	return msg
+}
 
 // Summary is the closing line: the verdict counts, and run-level errors
 // (an unmatched known-failing pattern, a missing golden) when there are

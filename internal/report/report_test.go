@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,5 +234,19 @@ func TestJSONRoundTripAndMerge(t *testing.T) {
 	}
 	if _, err := Merge([]*Report{shards[0], shards[0]}); err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Errorf("a shard given twice: %v", err)
+	}
+	// Shards of different runs do not merge, whatever differs.
+	for what, change := range map[string]func(r *Report){
+		"suite version":     func(r *Report) { r.SuiteVersion = "9.9.9" },
+		"selection --run":   func(r *Report) { r.Selection = "parse.*" },
+		"command and flags": func(r *Report) { r.Rerun += " --strict" },
+		"overlap":           func(r *Report) { r.Rows = append(r.Rows, shards[0].Rows[0]) },
+	} {
+		other := *shards[1]
+		other.Rows = slices.Clone(other.Rows)
+		change(&other)
+		if _, err := Merge([]*Report{shards[0], &other}); err == nil {
+			t.Errorf("shards differing in %s were merged", what)
+		}
 	}
 }
