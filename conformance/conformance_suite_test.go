@@ -61,7 +61,7 @@ func driver() engine.Driver { return impl }
 // wording is part of its regression tests. Another implementation is
 // judged by what the design decides, unless POLYLOOP_STRICT=1 asks for
 // byte equality.
-var _ = BeforeSuite(func(ctx SpecContext) {
+var _ = BeforeSuite(func() {
 	suite.Strict = true
 	if cmdline := os.Getenv("POLYLOOP_IMPL"); cmdline != "" {
 		if *update {
@@ -72,7 +72,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 			Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) },
 			Logs:    GinkgoWriter,
 		}
-		Expect(c.Start(ctx)).To(Succeed(), "POLYLOOP_IMPL=%q did not complete the handshake", cmdline)
+		// The client's context is the whole suite's, not this node's:
+		// BeforeSuite's ctx is cancelled when it returns, and every
+		// scenario after it failed with "context canceled".
+		base, stop := context.WithCancel(context.Background())
+		DeferCleanup(stop)
+		Expect(c.Start(base)).To(Succeed(), "POLYLOOP_IMPL=%q did not complete the handshake", cmdline)
 		impl = c
 		DeferCleanup(c.Close)
 	}
