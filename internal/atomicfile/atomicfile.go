@@ -4,7 +4,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -39,4 +41,75 @@ func Write(path string, data []byte) error {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
 	return nil
+}
+
+// CheckOutput checks, before any work is done, that Output can write path:
+// a directory is refused; a file (or a symbolic link to one) must be
+// replaceable in its directory; a device, FIFO or socket is written
+// through and is not opened here (opening a FIFO waits for its reader).
+func CheckOutput(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if lst, lerr := os.Lstat(path); lerr == nil && lst.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link to nothing; point it at a file or give another path", path)
+		}
+		return probe(path)
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory; give a file name inside it, e.g. %s", path, filepath.Join(path, "report.json"))
+	case st.Mode().IsRegular():
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return err
+		}
+		return probe(real)
+	}
+	return nil
+}
+
+// Output writes a user-named output (a report): a regular file, or the
+// file a symbolic link points to, atomically with Write, keeping the link;
+// a device, FIFO or socket is written through, never replaced (as root, a
+// rename over /dev/full would replace the device node).
+func Output(path string, data []byte) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := CheckOutput(path); err != nil {
+			return err
+		}
+		return Write(path, data)
+	case err != nil:
+		return err
+	case st.IsDir():
+		return CheckOutput(path)
+	case st.Mode().IsRegular():
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return err
+		}
+		return Write(real, data)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// probe checks that path's directory takes a new file, leaving nothing.
+func probe(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

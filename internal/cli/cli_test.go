@@ -416,6 +416,7 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--out", "/nonexistent/dir/report.txt"}, "--out: "},
+		{[]string{"run", "--out", filepath.Dir(file)}, "is a directory; give a file name inside it"},
 		{[]string{"run", "--record", file}, "--record: "},
 		{[]string{"run", "--impl", "true", "--transcripts", file}, "--transcripts: "},
 	} {

@@ -53,7 +53,7 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	if *out != "" {
-		if err := writableFile(*out); err != nil {
+		if err := atomicfile.CheckOutput(*out); err != nil {
 			return setupError(s, fmt.Errorf("--out: %w", err))
 		}
 	}
@@ -92,7 +92,7 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	if *out == "" {
 		s.out.Write(buf.Bytes())
 	} else {
-		if err := atomicfile.Write(*out, buf.Bytes()); err != nil {
+		if err := atomicfile.Output(*out, buf.Bytes()); err != nil {
 			return setupError(s, err)
 		}
 		must, covered := cov.MustCovered()

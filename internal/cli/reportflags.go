@@ -43,7 +43,7 @@ func (f *reportFlags) check() error {
 	}
 	f.write = w
 	if f.out != "" {
-		if err := writableFile(f.out); err != nil {
+		if err := atomicfile.CheckOutput(f.out); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
@@ -67,7 +67,7 @@ func (f *reportFlags) emit(s stdio, rep *report.Report, extra string) error {
 		}
 		return nil
 	}
-	if err := atomicfile.Write(f.out, buf.Bytes()); err != nil {
+	if err := atomicfile.Output(f.out, buf.Bytes()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintf(s.out, "%s (report in %s)\n", rep.Summary(), f.out)

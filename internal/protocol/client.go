@@ -53,7 +53,7 @@ type Client struct {
 	logMu sync.Mutex
 	// stderr keeps each scenario's share of the implementations' stderr;
 	// problems are the runner's own failures (a transcript not written).
-	stderr   map[string]*bytes.Buffer
+	stderr   map[string]*headTail
 	problems []string
 	traces   map[string]string
 }
@@ -74,7 +74,8 @@ func (c *Client) Transcript(id string) string {
 const maxStderr = 64 << 10
 
 // Stderr returns what the implementation wrote to stderr while it ran the
-// scenario (at most 64 KiB, the rest cut).
+// scenario: all of it up to 128 KiB, else its first and last 64 KiB with
+// a "[… N bytes cut …]" line between them (a traceback comes last).
 func (c *Client) Stderr(id string) string {
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
@@ -109,6 +110,12 @@ type stderrWriter struct {
 
 func (w *stderrWriter) setScenario(id string) {
 	w.mu.Lock()
+	if len(w.partial) > 0 {
+		// The last line of a scenario without its newline still
+		// belongs to it.
+		w.line(append(w.partial, '\n'))
+		w.partial = nil
+	}
 	w.current = id
 	w.mu.Unlock()
 }
@@ -147,16 +154,44 @@ func (w *stderrWriter) line(l []byte) {
 		return
 	}
 	if c.stderr == nil {
-		c.stderr = map[string]*bytes.Buffer{}
+		c.stderr = map[string]*headTail{}
 	}
 	b := c.stderr[w.current]
 	if b == nil {
-		b = &bytes.Buffer{}
+		b = &headTail{}
 		c.stderr[w.current] = b
 	}
-	if b.Len()+len(l) <= maxStderr {
-		b.Write(l)
+	b.Write(l)
+}
+
+// headTail keeps the first and the last maxStderr bytes written to it
+// and counts what lies between: a long log keeps its start (what the
+// implementation was doing) and its end (the traceback it died with).
+type headTail struct {
+	head, tail []byte
+	cut        int64
+}
+
+func (h *headTail) Write(p []byte) {
+	if n := min(maxStderr-len(h.head), len(p)); n > 0 {
+		h.head = append(h.head, p[:n]...)
+		p = p[n:]
 	}
+	if len(p) == 0 {
+		return
+	}
+	h.tail = append(h.tail, p...)
+	if over := len(h.tail) - maxStderr; over > 0 {
+		h.cut += int64(over)
+		h.tail = append(h.tail[:0:0], h.tail[over:]...)
+	}
+}
+
+func (h *headTail) String() string {
+	if h.cut == 0 {
+		return string(h.head) + string(h.tail)
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", h.head, h.cut, h.tail)
 }
 
 // Start launches one process and completes the handshake, so Name and
