@@ -40,22 +40,23 @@ func TestVerify(t *testing.T) {
 	dir := t.TempDir()
 	copyGolden(t, dir, "outcome.env-error", same)
 	copyGolden(t, dir, "context.order", func(s string) string { return mustReplace(t, s, `"context_size": 81`, `"context_size": 85`) })
-	code, out, _ := run(t, "verify", dir)
+	const sel = "outcome.env-error,context.order"
+	code, out, _ := run(t, "verify", "--run", sel, dir)
 	if code != ExitFail || !strings.Contains(out, "steps[0].context_size: want 81, got 85") || !strings.Contains(out, "1 passed, 1 failed") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	code, out, _ = run(t, "verify", "--ignore", "steps[*].context_size", dir)
+	code, out, _ = run(t, "verify", "--run", sel, "--ignore", "steps[*].context_size", dir)
 	if code != ExitOK {
 		t.Errorf("with --ignore: exit %d\n%s", code, out)
 	}
 	ign := filepath.Join(t.TempDir(), "ignore.txt")
 	os.WriteFile(ign, []byte("# our tokenizer differs\nsteps[*].context_size\n"), 0o644)
-	if code, out, _ = run(t, "verify", "--ignore-file", ign, dir); code != ExitOK {
+	if code, out, _ = run(t, "verify", "--run", sel, "--ignore-file", ign, dir); code != ExitOK {
 		t.Errorf("with --ignore-file: exit %d\n%s", code, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"format":"polyloop.trajectory/v1","scenario":"x.y"}`), 0o644)
-	code, out, _ = run(t, "verify", bad)
+	code, out, _ = run(t, "verify", "--run", "outcome.env-error", bad)
 	if code != ExitFail || !strings.Contains(out, "missing properties") {
 		t.Errorf("schema-invalid file: exit %d\n%s", code, out)
 	}
@@ -124,7 +125,7 @@ func TestRecordThenVerify(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("recorded %d trajectories", len(files))
 	}
-	code, out, _ = run(t, "verify", dir)
+	code, out, _ = run(t, "verify", "--run", "resume.*,context.order", dir)
 	if code != ExitOK || !strings.Contains(out, " passed, 0 failed") {
 		t.Errorf("verify of a recording: exit %d\n%s", code, out)
 	}
@@ -162,10 +163,10 @@ func TestVerify_implementationText(t *testing.T) {
 	copyGolden(t, dir, "validation.unknown-tool", func(s string) string {
 		return mustReplace(t, s, `"observation": "tool \"read_fiel\" does not exist"`, theirs)
 	})
-	if code, out, _ := run(t, "verify", dir); code != ExitOK {
+	if code, out, _ := run(t, "verify", "--run", "validation.unknown-tool", dir); code != ExitOK {
 		t.Fatalf("own wording: exit %d\n%s", code, out)
 	}
-	code, out, _ := run(t, "verify", "--strict", dir)
+	code, out, _ := run(t, "verify", "--run", "validation.unknown-tool", "--strict", dir)
 	if code != ExitFail || !strings.Contains(out, "steps[0].outcome.observation: want ") {
 		t.Fatalf("--strict: exit %d\n%s", code, out)
 	}
@@ -173,7 +174,7 @@ func TestVerify_implementationText(t *testing.T) {
 	copyGolden(t, trace, "validation.unknown-tool", func(s string) string {
 		return mustReplace(t, s, `"observation": "tool \"read_fiel\" does not exist"`, `"observation": "Traceback (most recent call last):\n  File \"kernel.py\", line 9, in run"`)
 	})
-	code, out, _ = run(t, "verify", trace)
+	code, out, _ = run(t, "verify", "--run", "validation.unknown-tool", trace)
 	if code != ExitFail || !strings.Contains(out, "must not carry a stack trace") {
 		t.Fatalf("stack trace: exit %d\n%s", code, out)
 	}
@@ -234,13 +235,82 @@ func TestIgnorePatternsAreChecked(t *testing.T) {
 		{[]string{"verify", "--ignore", "events**", dir}, ExitSetup, `--ignore "events**" matches no field`},
 		{[]string{"verify", "--ignore", "steps", dir}, ExitSetup, "which that MUST scenario's expect block checks"},
 		{[]string{"verify", "--ignore", "steps[*].model_input", dir}, ExitSetup, "which that MUST scenario's expect block checks"},
-		{[]string{"verify", "--ignore", "steps", "--ignore-must", dir}, ExitOK, "ignored 78 fields matching steps"},
-		{[]string{"verify", "--ignore", "steps[*].context_size", dir}, ExitOK, "ignored 3 fields matching steps[*].context_size"},
+		{[]string{"verify", "--run", "context.order", "--ignore", "steps", "--ignore-must", dir}, ExitOK, "ignored 78 fields matching steps"},
+		{[]string{"verify", "--run", "context.order", "--ignore", "steps[*].context_size", dir}, ExitOK, "ignored 3 fields matching steps[*].context_size"},
 		{[]string{"diff", "--ignore", "nope", dir + "/context.order.json", dir + "/context.order.json"}, ExitSetup, `--ignore "nope" matches no field`},
 	} {
 		code, out, errs := run(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {
 			t.Errorf("%v: exit %d, want %d and %q\n%s%s", tc.args, code, tc.code, tc.want, out, errs)
 		}
+	}
+}
+
+// TestVerify_checksWhatRunChecks: verify passed a trajectory filed under
+// another scenario's name, a directory holding 2 of the suite's files, a
+// stale file a recording did not write, and a golden-equal trajectory the
+// scenario's expect contradicts. Each now fails with a sentence.
+func TestVerify_checksWhatRunChecks(t *testing.T) {
+	t.Parallel()
+	misnamed := t.TempDir()
+	data, _ := os.ReadFile(filepath.Join("../../trajectories", "outcome.normal-return.json"))
+	os.WriteFile(filepath.Join(misnamed, "outcome.env-error.json"), data, 0o644)
+	code, out, _ := run(t, "verify", "--run", "outcome.env-error", misnamed)
+	if code != ExitFail || !strings.Contains(out, `the file is named for outcome.env-error but holds the trajectory of "outcome.normal-return"`) {
+		t.Errorf("misnamed: exit %d\n%s", code, out)
+	}
+
+	two := t.TempDir()
+	copyGolden(t, two, "outcome.env-error", same)
+	copyGolden(t, two, "context.order", same)
+	code, out, _ = run(t, "verify", two)
+	if code != ExitFail || !strings.Contains(out, "FAIL outcome.normal-return\n  missing: no trajectory") || !strings.Contains(out, "2 passed, ") {
+		t.Errorf("2 of the suite: exit %d\n%s", code, out)
+	}
+
+	rec := t.TempDir()
+	if code, out, errs := run(t, "run", "--run", "outcome.*", "--record", rec); code != ExitOK {
+		t.Fatalf("record: exit %d\n%s\n%s", code, out, errs)
+	}
+	copyGolden(t, rec, "context.order", same) // left by an earlier run
+	code, out, _ = run(t, "verify", "--run", "outcome.*,context.order", rec)
+	if code != ExitFail || !strings.Contains(out, "stale: the recording of") {
+		t.Errorf("stale: exit %d\n%s", code, out)
+	}
+	if code, out, _ = run(t, "verify", "--run", "outcome.*", rec); code != ExitOK || !strings.Contains(out, "skip ") {
+		t.Errorf("the recording's own selection: exit %d\n%s", code, out)
+	}
+
+	// A golden edited to contradict the design is caught by expect.
+	scen, gold := t.TempDir(), t.TempDir()
+	src, _ := os.ReadFile("../../scenarios/outcome.env-error.yaml")
+	os.WriteFile(filepath.Join(scen, "outcome.env-error.yaml"), src, 0o644)
+	edit := func(s string) string { return mustReplace(t, s, `"status": "ENV_ERROR"`, `"status": "EXECUTED"`) }
+	copyGolden(t, gold, "outcome.env-error", edit)
+	got := t.TempDir()
+	copyGolden(t, got, "outcome.env-error", edit)
+	code, out, _ = run(t, "verify", "--scenarios", scen, "--goldens", gold, got)
+	if code != ExitFail || !strings.Contains(out, "1 from the scenario's expect") || !strings.Contains(out, "expect: ") {
+		t.Errorf("expect: exit %d\n%s", code, out)
+	}
+}
+
+// TestRecord_namesFilesByScenario: --record names each file by the
+// scenario that ran, not by the trajectory's own scenario field (ten
+// scenarios once produced one file).
+func TestRecord_namesFilesByScenario(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	dir := t.TempDir()
+	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/one-scenario-name.sh", "--run", "outcome.*", "--record", dir)
+	if code != ExitFail || !strings.Contains(out, "scenario: want outcome.env-error, got outcome.normal-return") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "outcome.*.json"))
+	if len(files) != 5 {
+		t.Errorf("%d files for 5 scenarios: %v", len(files), files)
+	}
+	if code, out, _ = run(t, "verify", "--run", "outcome.*", dir); code != ExitFail || !strings.Contains(out, "the file is named for outcome.env-error but holds") {
+		t.Errorf("verify: exit %d\n%s", code, out)
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
+	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/record"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -134,7 +136,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	parallel := fs.Int("p", 1, "run `N` scenarios at once")
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
-	record := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
+	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -173,7 +175,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	// Output directories are checked before anything runs: a directory
 	// silently not written is worse than a refusal to start.
-	for _, d := range []struct{ flag, dir string }{{"transcripts", *transcripts}, {"record", *record}} {
+	for _, d := range []struct{ flag, dir string }{{"transcripts", *transcripts}, {"record", *recordDir}} {
 		if d.dir == "" {
 			continue
 		}
@@ -192,7 +194,15 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
-	rep.Rows, rep.NotRun, recordErr = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *record)
+	var recorded []string
+	rep.Rows, rep.NotRun, recorded, recordErr = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *recordDir)
+	if *recordDir != "" && recordErr == nil {
+		recordErr = record.Write(*recordDir, record.Manifest{SuiteVersion: protocol.SuiteVersion, Implementation: driver.Name(),
+			RecordedAt: time.Now().UTC().Truncate(time.Second), Selection: *pattern, Scenarios: recorded})
+		if stale := staleRecords(*recordDir, recorded); len(stale) > 0 {
+			fmt.Fprintf(s.err, "polyloop-conform: --record %s also holds %d trajectories this run did not write (%s); verify reports them as stale\n", *recordDir, len(stale), strings.Join(stale[:min(len(stale), 5)], ", "))
+		}
+	}
 	progress.done()
 	rep.Interrupted = ctx.Err() != nil
 	if c, ok := driver.(interface{ Problems() []string }); ok {
@@ -223,13 +233,14 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 // signal) it starts no more scenarios; those that were running stop with
 // it. It returns the rows of the scenarios that ran, how many never
 // started, and the first error writing a --record file.
-func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) ([]report.Row, int, error) {
+func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) (_ []report.Row, _ int, recorded []string, _ error) {
 	rows := make([]report.Row, len(scs))
 	ran := make([]bool, len(scs))
 	stderr, _ := d.(interface{ Stderr(id string) string })
 	traces, _ := d.(interface{ Transcript(id string) string })
 	var recordMu sync.Mutex
 	var recordErr error
+	rec := recorder{written: map[string]bool{}}
 	g := new(errgroup.Group)
 	g.SetLimit(parallel)
 	for i := range scs {
@@ -242,10 +253,12 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 			}
 			res := suite.Run(ctx, d, scs[i])
 			row := report.RowOf(scs[i], res)
-			if row.Verdict == report.Fail {
-				if ctx.Err() != nil {
-					row.Note = "interrupted by a signal before it finished"
-				}
+			if row.Verdict == report.Fail && ctx.Err() != nil {
+				// Stopped by the signal, not judged: neither a pass nor
+				// a failure of the implementation.
+				row.Verdict, row.Note = report.Interrupted, "interrupted by a signal before it finished"
+			}
+			if row.Verdict == report.Fail || row.Verdict == report.Interrupted {
 				if res.Trajectory != nil {
 					row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory)
 				}
@@ -257,7 +270,7 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 				row.Stderr = stderr.Stderr(res.Scenario)
 			}
 			if record != "" && res.Trajectory != nil {
-				if err := writeRecord(record, res.Trajectory); err != nil {
+				if err := rec.write(record, scs[i].ID, res.Trajectory); err != nil {
 					recordMu.Lock()
 					recordErr = cmp.Or(recordErr, err)
 					recordMu.Unlock()
@@ -275,7 +288,8 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 			out = append(out, rows[i])
 		}
 	}
-	return out, len(scs) - len(out), recordErr
+	recorded = rec.ids()
+	return out, len(scs) - len(out), recorded, recordErr
 }
 
 // loadKnownFailing reads a --known-failing file; "" means none.
@@ -356,15 +370,52 @@ func (p *progress) done() {
 	}
 }
 
-// writeRecord stores a trajectory as DIR/<scenario>.json, atomically; the
-// scenario id was checked against scenarios.IDPattern when it was loaded.
-func writeRecord(dir string, tr *trajectories.Trajectory) error {
+// recorder writes --record files, each scenario's trajectory under the
+// scenario's own ID (not the trajectory's scenario field, which an
+// implementation may get wrong), and never two for one name.
+type recorder struct {
+	mu      sync.Mutex
+	written map[string]bool
+}
+
+func (r *recorder) write(dir, id string, tr *trajectories.Trajectory) error {
+	if !scenarios.IDPattern.MatchString(id) {
+		return fmt.Errorf("refusing to write a trajectory for scenario id %q", id)
+	}
+	r.mu.Lock()
+	twice := r.written[id]
+	r.written[id] = true
+	r.mu.Unlock()
+	if twice {
+		return fmt.Errorf("a second trajectory for %s in one run; each scenario is recorded once", id)
+	}
 	data, err := trajectories.Marshal(tr)
 	if err != nil {
 		return err
 	}
-	if !scenarios.IDPattern.MatchString(tr.Scenario) {
-		return fmt.Errorf("refusing to write a trajectory for scenario id %q", tr.Scenario)
+	return atomicfile.Write(filepath.Join(dir, id+".json"), data)
+}
+
+func (r *recorder) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.written))
+	for id := range r.written {
+		out = append(out, id)
 	}
-	return atomicfile.Write(filepath.Join(dir, tr.Scenario+".json"), data)
+	slices.Sort(out)
+	return out
+}
+
+// staleRecords lists the trajectories in dir that the run did not write.
+func staleRecords(dir string, recorded []string) []string {
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	var out []string
+	for _, m := range matches {
+		id := strings.TrimSuffix(filepath.Base(m), ".json")
+		if _, found := slices.BinarySearch(recorded, id); !found {
+			out = append(out, filepath.Base(m))
+		}
+	}
+	return out
 }

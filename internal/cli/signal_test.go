@@ -85,7 +85,8 @@ func TestSignalStopsTheRun(t *testing.T) {
 		t.Errorf("exit %d (%v), want 130\nstdout:\n%s\nstderr:\n%s", code, err, stdout.String(), stderr.String())
 	}
 	data, rerr := os.ReadFile(report)
-	if rerr != nil || !strings.Contains(string(data), "INTERRUPTED") || !strings.Contains(string(data), "not run (interrupted)") {
+	if rerr != nil || !strings.Contains(string(data), "INTERRUPTED") || !strings.Contains(string(data), "not run (stopped by a signal)") ||
+		!strings.Contains(string(data), " 1 interrupted,") || strings.Contains(string(data), " 1 failed") {
 		t.Errorf("no partial report (%v):\n%s", rerr, data)
 	}
 	// The process group is killed before the runner returns.

@@ -277,6 +277,10 @@ type lineResult struct {
 func (c *Client) spawn(tr *transcript) (*child, error) {
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()
+	// Once the process is gone, stop waiting for its stderr and stdout
+	// to close: a detached child (setsid sleep &) may hold them for as
+	// long as it lives.
+	cmd.WaitDelay = 500 * time.Millisecond
 	logs := &stderrWriter{c: c}
 	cmd.Stderr = logs
 	stdin, err := cmd.StdinPipe()
@@ -404,6 +408,13 @@ func (ch *child) exitStatus() string {
 	}
 }
 
+// signalGroup sends SIGKILL to the process group without waiting.
+func (ch *child) signalGroup() {
+	if ch.cmd.Process != nil {
+		syscall.Kill(-ch.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
 // kill ends the whole process group, so a shell wrapper's children die too.
 func (ch *child) kill() {
 	if ch.cmd.Process == nil {
@@ -460,6 +471,23 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	ch.logs.setScenario(sc.ID)
 	defer ch.logs.setScenario("")
+	// When the deadline passes or the runner is stopped, the process
+	// group dies at once: a runner blocked writing to an implementation
+	// that stopped reading its stdin is freed by the broken pipe, and a
+	// signal does not wait for the next message.
+	var current sync.Mutex
+	running := ch
+	stopKill := context.AfterFunc(wait, func() {
+		current.Lock()
+		defer current.Unlock()
+		running.signalGroup()
+	})
+	defer stopKill()
+	setRunning := func(c *child) {
+		current.Lock()
+		running = c
+		current.Unlock()
+	}
 	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
 	var crash *scenarios.CrashSpec
 	explore := o.CrashAt != nil || o.Points
@@ -520,6 +548,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
+	setRunning(ch)
 	ch.logs.setScenario(sc.ID)
 	resume := &Message{Type: TypeResume, ID: sc.ID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
 	if err := ch.send(resume); err != nil {

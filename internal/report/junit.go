@@ -116,7 +116,7 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 				body = append(body, "rerun: "+r.RerunCommand(row.Scenario))
 			}
 			c.Failure = &junitMessage{Message: xmlSafe(msg), Body: xmlSafe(strings.Join(body, "\n"))}
-		case Skip, KnownFailing:
+		case Skip, KnownFailing, Interrupted:
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: xmlSafe(row.Note), Body: xmlSafe(strings.Join(body, "\n"))}
 		}

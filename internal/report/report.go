@@ -28,6 +28,9 @@ const (
 	Skip         Verdict = "skip"
 	KnownFailing Verdict = "known_failing"
 	Stale        Verdict = "stale"
+	// Interrupted is a scenario a signal stopped before it finished: it
+	// neither passed nor failed, and the run as a whole is not OK.
+	Interrupted Verdict = "interrupted"
 )
 
 // Problem is one thing wrong with a scenario's run, as the engine found it.
@@ -124,6 +127,7 @@ type Counts struct {
 	Failed       int `json:"failed"`
 	Skipped      int `json:"skipped"`
 	KnownFailing int `json:"known_failing"`
+	Interrupted  int `json:"interrupted,omitempty"`
 }
 
 func (c *Counts) add(v Verdict) {
@@ -134,6 +138,8 @@ func (c *Counts) add(v Verdict) {
 		c.Skipped++
 	case KnownFailing:
 		c.KnownFailing++
+	case Interrupted:
+		c.Interrupted++
 	default:
 		c.Failed++
 	}
@@ -181,7 +187,7 @@ func (r *Report) Summary() string {
 		s += fmt.Sprintf(", %d errors", n)
 	}
 	if r.Interrupted {
-		s += fmt.Sprintf(", %d not run (interrupted)", r.NotRun)
+		s += fmt.Sprintf(", %d interrupted, %d not run (stopped by a signal)", c.Interrupted, r.NotRun)
 	}
 	return s
 }

@@ -167,7 +167,7 @@ func TestTextReportsWriteErrors(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	r := &Report{Rows: []Row{{Verdict: Pass}, {Verdict: Fail}}, Errors: []string{"e1", "e2"}, Interrupted: true, NotRun: 3}
-	if got, want := r.Summary(), "1 passed, 1 failed, 0 skipped, 0 known failing, 2 errors, 3 not run (interrupted)"; got != want {
+	if got, want := r.Summary(), "1 passed, 1 failed, 0 skipped, 0 known failing, 2 errors, 0 interrupted, 3 not run (stopped by a signal)"; got != want {
 		t.Errorf("Summary = %q, want %q", got, want)
 	}
 	if r.OK() {
