@@ -22,7 +22,12 @@ type Decision struct {
 	SupersededBy   string
 	Upstream       string // e.g. "0008 决策四"; several are separated by ", "
 	Interpretation bool
-	File           string
+	// Reviewed is the record's `- reviewed:` line: a note that the
+	// scenarios citing it were reviewed against its current text. The gate
+	// asks for a new one when a MUST decision's text changes and none of
+	// its scenarios or goldens do.
+	Reviewed string
+	File     string
 	Line           int
 	// Text is the record's body, heading included, up to the next decision
 	// heading; the gate compares it between revisions.
@@ -35,7 +40,7 @@ func (d Decision) Accepted() bool { return d.Status == "accepted" }
 var (
 	headingRe = regexp.MustCompile(`^#{2,4} ([0-9]{4}\.D[0-9]+(?:\.[a-z0-9-]+)*) — (.+)$`)
 	looksLike = regexp.MustCompile(`^#{2,4} [0-9]{4}\.D`)
-	metaRe    = regexp.MustCompile(`^- (level|status|upstream|interpretation): (.*)$`)
+	metaRe    = regexp.MustCompile(`^- (level|status|upstream|interpretation|reviewed): (.*)$`)
 )
 
 // Parse reads one design record file.
@@ -117,6 +122,11 @@ func setMeta(d *Decision, key, val string) error {
 		}
 	case "upstream":
 		d.Upstream = val
+	case "reviewed":
+		if val == "" {
+			return fmt.Errorf("reviewed: say what was reviewed and when, e.g. `- reviewed: 2026-12-03, scenarios still check the new text`")
+		}
+		d.Reviewed = val
 	case "interpretation":
 		if val != "reference" {
 			return fmt.Errorf("interpretation %q: the only kind is reference", val)

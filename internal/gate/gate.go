@@ -331,6 +331,13 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 			r.Notes = append(r.Notes, fmt.Sprintf("SHOULD decision %s changed and no scenario cites it", id))
 		case !ok:
 			r.Problems = append(r.Problems, fmt.Sprintf("decision %s changed but none of the scenarios citing it (%s) changed or passes", id, strings.Join(cites, ", ")))
+		case d.Level == "MUST" && !slices.ContainsFunc(cites, func(s string) bool {
+			return files[ScenarioDir+"/"+s+".yaml"] || files[GoldenDir+"/"+s+".json"]
+		}) && (d.Reviewed == "" || d.Reviewed == before[id].Reviewed):
+			// The scenarios pass as they stand, but they were written for
+			// the old text: a MUST decision turned into its opposite would
+			// pass here. Their review must be on record.
+			r.Problems = append(r.Problems, fmt.Sprintf("MUST decision %s changed but none of the scenarios citing it (%s) nor their goldens changed; update them for the new text, or record that they still check it with a new `- reviewed: <date>, <what was checked>` line in the record (docs/design/README.md)", id, strings.Join(cites, ", ")))
 		default:
 			r.Notes = append(r.Notes, fmt.Sprintf("decision %s changed; checked by %s", id, strings.Join(cites, ", ")))
 		}

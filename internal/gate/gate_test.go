@@ -202,9 +202,18 @@ func TestGate_changedDecisionNeedsAScenario(t *testing.T) {
 	if !strings.Contains(p, "decision 0008.D9 changed but no scenario cites it") {
 		t.Errorf("new uncited decision not refused:\n%s", p)
 	}
-	// A changed decision whose scenario passes unchanged is fine.
+	// A MUST decision turned into its opposite, with its scenarios and
+	// goldens untouched, passed: they pass as they stand, but they were
+	// written for the old text.
 	dir = repo(t)
-	edit(t, dir, DesignDir+"/0099-test.md", "- upstream: 0042 决策二\n", "- upstream: 0042 决策二\n\nValidation happens before any executor.\n")
+	edit(t, dir, DesignDir+"/0099-test.md", "### 0003.D4 — Validation first", "### 0003.D4 — Validation never happens first")
+	p = gateProblems(t, Options{Dir: dir, Base: "HEAD"})
+	if !strings.Contains(p, "MUST decision 0003.D4 changed but none of the scenarios citing it (validation.unknown-tool) nor their goldens changed") {
+		t.Errorf("a flipped MUST decision passed the gate:\n%s", p)
+	}
+	// Recording the review in the record lets it through.
+	dir = repo(t)
+	edit(t, dir, DesignDir+"/0099-test.md", "- upstream: 0042 决策二\n", "- upstream: 0042 决策二\n- reviewed: 2026-12-03, validation.unknown-tool still checks it\n\nValidation happens before any executor.\n")
 	res, err := Check(context.Background(), Options{Dir: dir, Base: "HEAD"})
 	if err != nil || len(res.Problems) > 0 {
 		t.Fatalf("%v %v", res.Problems, err)
