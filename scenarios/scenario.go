@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"fmt"
 	"strings"
 
@@ -271,6 +272,10 @@ func (s *Scenario) Tool(name string) *Tool {
 	return nil
 }
 
+// Empty reports whether the expect block checks nothing: a scenario
+// without a golden and with an empty expect has no oracle at all.
+func (e *Expect) Empty() bool { return reflect.DeepEqual(*e, Expect{}) }
+
 // Expect is the hand-written oracle.
 type Expect struct {
 	AssemblyError     *ExpectAssembly    `yaml:"assembly_error,omitempty" json:"assembly_error,omitempty"`
@@ -363,4 +368,31 @@ type ExpectEvent struct {
 	Status      string   `yaml:"status,omitempty" json:"status,omitempty"`
 	ErrorType   string   `yaml:"error_type,omitempty" json:"error_type,omitempty"`
 	Observation string   `yaml:"executor_observation,omitempty" json:"executor_observation,omitempty"`
+}
+
+// SelfStaged lists the parts of the scenario the implementation stages
+// itself, which the runner cannot play or see: a failing audit sink and
+// the count of its failures, a size measure that refuses a block, the torn
+// journal record, a journal write that fails. A verdict on such a
+// scenario rests on the implementation's own word for that part
+// (docs/protocol.md, "Evidence"). Empty means everything the verdict
+// needs crossed the wire or lay in files the runner read.
+func (s *Scenario) SelfStaged() []string {
+	var out []string
+	if s.Faults.Sink != "" {
+		out = append(out, "faults.sink (the failing audit sink and event_sink_failures)")
+	}
+	for _, r := range s.Runs() {
+		if len(r.MeasureUnknown) > 0 {
+			out = append(out, "measure_unknown (the size measure's refusal)")
+			break
+		}
+	}
+	if s.Faults.TornTail {
+		out = append(out, "tear_tail (the cut of the journal's last record)")
+	}
+	if s.Faults.JournalError != nil {
+		out = append(out, "faults.journal_error (the failing journal write)")
+	}
+	return out
 }

@@ -34,6 +34,11 @@ type sources struct {
 	goldenDir   string
 }
 
+// goldensOptional says whether a scenario may lack a golden: a team's own
+// scenarios (--scenarios) are judged by their expect block until a
+// reviewed recording becomes their golden; the built-in suite never is.
+func (s *sources) goldensOptional() bool { return s.scenarioDir != "" }
+
 func (s *sources) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.scenarioDir, "scenarios", "", "read scenarios from `DIR` instead of the built-in set")
 	fs.StringVar(&s.goldenDir, "goldens", "", "read golden trajectories from `DIR` instead of the built-in set")
@@ -50,7 +55,7 @@ func inputDir(flagName, dir, glob string) error {
 	case !st.IsDir():
 		return fmt.Errorf("--%s %s: not a directory", flagName, dir)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, glob)); len(m) == 0 {
+	if m, _ := filepath.Glob(filepath.Join(dir, glob)); glob != "" && len(m) == 0 {
 		return fmt.Errorf("--%s %s: no %s files in it; is it the right directory?", flagName, dir, glob)
 	}
 	return nil
@@ -65,7 +70,13 @@ func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 		fsys = os.DirFS(s.scenarioDir)
 	}
 	if s.goldenDir != "" {
-		if err := inputDir("goldens", s.goldenDir, "*.json"); err != nil {
+		glob := "*.json"
+		if s.scenarioDir != "" {
+			// A team's own scenarios may have no golden yet: an empty
+			// directory is theirs to start from (judged by expect).
+			glob = ""
+		}
+		if err := inputDir("goldens", s.goldenDir, glob); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -74,9 +85,14 @@ func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 		return nil, nil, fmt.Errorf("cannot load scenarios:\n%w", err)
 	}
 	var g map[string][]byte
-	if s.goldenDir != "" {
+	switch {
+	case s.goldenDir != "":
 		g, err = trajectories.GoldensFromDir(s.goldenDir)
-	} else {
+	case s.scenarioDir != "":
+		// The built-in goldens are the built-in scenarios'; a team's own
+		// scenarios without --goldens are judged by their expect alone.
+		g = map[string][]byte{}
+	default:
 		g, err = trajectories.Goldens()
 	}
 	if err != nil {
@@ -137,6 +153,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
+	require := fs.String("require", "", "`observed`: fail a pass that rests on the implementation's own word for a fault it staged (the report's evidence column)")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -156,6 +173,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	if *timeout <= 0 {
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
+	}
+	if *require != "" && *require != string(report.Observed) {
+		return setupError(s, fmt.Errorf("--require %q: the one requirement is observed", *require))
 	}
 	if *parallel < 1 {
 		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
@@ -188,10 +208,10 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	defer closeDriver()
-	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict}
+	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict, GoldensOptional: src.goldensOptional()}
 	rep := newReport(driver.Name()+report.ShardSuffix(sh.String()), "run", args)
 	rep.Selection = *pattern
-	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens}).Missing()...)
+	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens, GoldensOptional: src.goldensOptional()}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
 	var recorded []string
@@ -207,6 +227,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Interrupted = ctx.Err() != nil
 	if c, ok := driver.(interface{ Problems() []string }); ok {
 		rep.Errors = append(rep.Errors, c.Problems()...)
+	}
+	if *require == string(report.Observed) {
+		report.RequireObserved(rep)
 	}
 	report.ApplyKnownFailing(rep, kf, ids(all))
 	if len(driver.Capabilities()) == 0 {

@@ -50,6 +50,9 @@ type Result struct {
 	Problems   []Problem
 	Trajectory *trajectories.Trajectory
 	Duration   time.Duration
+	// ExpectOnly is set when the scenario had no golden and was judged by
+	// its expect block alone (Suite.GoldensOptional).
+	ExpectOnly bool
 }
 
 // Passed reports whether the scenario ran and nothing was wrong.
@@ -80,6 +83,10 @@ type Suite struct {
 	// and for ports that want byte equality. By default fields of class
 	// text (trajectories.Fields) are checked by compare.TextRule only.
 	Strict bool
+	// GoldensOptional judges a scenario that has no golden by its expect
+	// block alone (a team's own scenarios, written before any recording
+	// was reviewed); otherwise a missing golden is a failure.
+	GoldensOptional bool
 	// GoldenOnly judges against the schema and the golden alone, without
 	// the scenario's expect: for generated cases, whose only oracle is the
 	// reference's trajectory (internal/generate).
@@ -96,7 +103,7 @@ func (s *Suite) Missing() []string {
 	ids := map[string]bool{}
 	for _, sc := range s.Scenarios {
 		ids[sc.ID] = true
-		if _, ok := s.Goldens[sc.ID]; !ok {
+		if _, ok := s.Goldens[sc.ID]; !ok && !s.GoldensOptional {
 			out = append(out, fmt.Sprintf("scenario %s has no golden trajectories/%s.json; generate it with go test ./conformance -args -update and review it", sc.ID, sc.ID))
 		}
 	}
@@ -157,6 +164,9 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
 	res.Problems = append(Observed(sc, tr, claimed, snap), s.Judge(sc, tr)...)
+	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {
+		res.ExpectOnly = true
+	}
 	return res
 }
 
@@ -195,9 +205,14 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 	var g *goldenInfo
 	if s.Goldens != nil {
 		golden, ok := s.Goldens[sc.ID]
-		if !ok {
+		switch {
+		case !ok && s.GoldensOptional && sc.Expect.Empty():
+			problems = append(problems, Problem{Source: "expect", Message: "the scenario has no golden and an empty expect block: nothing judges it; write its expect from the design records it cites"})
+		case !ok && s.GoldensOptional:
+			// Judged by expect alone, below.
+		case !ok:
 			problems = append(problems, Problem{Source: "golden", Message: "no golden " + s.goldenPath(sc.ID)})
-		} else {
+		default:
 			g = s.golden(sc, golden, cite)
 			if g.compact != nil && bytes.Equal(data, g.compact) {
 				// Byte-identical to the golden: the schema and expect checks of

@@ -97,6 +97,12 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		if len(row.Requires) > 0 {
 			props = append(props, junitProp{"requires", strings.Join(row.Requires, " ")})
 		}
+		if row.Evidence != "" {
+			props = append(props, junitProp{"evidence", string(row.Evidence)})
+		}
+		if row.EvidenceNote != "" {
+			props = append(props, junitProp{"evidence_note", row.EvidenceNote})
+		}
 		c.Properties = &junitProps{List: props}
 		var body []string
 		if row.Note != "" {

@@ -61,7 +61,24 @@ type Row struct {
 	// resumed for this scenario.
 	CrashPoints int           `json:"crash_points,omitempty"`
 	Duration    time.Duration `json:"duration_ns"`
+	// Evidence says what a verdict rests on: observed (the wire and the
+	// files the runner read) or self-reported (a part the implementation
+	// staged itself, named in EvidenceNote). Skipped rows have none.
+	Evidence     Evidence `json:"evidence,omitempty"`
+	EvidenceNote string   `json:"evidence_note,omitempty"`
+	// ExpectOnly marks a scenario without a golden, judged by its expect
+	// block alone.
+	ExpectOnly bool `json:"expect_only,omitempty"`
 }
+
+// Evidence is what a verdict rests on.
+type Evidence string
+
+// The kinds of evidence.
+const (
+	Observed     Evidence = "observed"
+	SelfReported Evidence = "self-reported"
+)
 
 // Family is the row's scenario family (scenarios.Family).
 func (r Row) Family() string { return scenarios.Family(r.Scenario) }
@@ -109,14 +126,23 @@ func New(implementation, suiteVersion string) *Report {
 
 // RowOf turns an engine result into a row.
 func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
-	row := Row{Scenario: res.Scenario, Level: sc.Level, Requires: sc.Requires, Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration}
+	row := Row{Scenario: res.Scenario, Level: sc.Level, Requires: sc.Requires, Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration, ExpectOnly: res.ExpectOnly}
 	switch {
 	case res.Skipped != "":
 		row.Verdict, row.Note = Skip, res.Skipped
+		return row
 	case len(res.Problems) > 0:
 		row.Verdict = Fail
 	default:
 		row.Verdict = Pass
+	}
+	row.Evidence = Observed
+	if staged := sc.SelfStaged(); len(staged) > 0 {
+		row.Evidence = SelfReported
+		row.EvidenceNote = "the implementation stages " + strings.Join(staged, ", ") + " itself; the verdict takes its word for that part"
+	}
+	if res.ExpectOnly {
+		row.Note = "no golden: judged by its expect block alone"
 	}
 	return row
 }
@@ -128,6 +154,12 @@ type Counts struct {
 	Skipped      int `json:"skipped"`
 	KnownFailing int `json:"known_failing"`
 	Interrupted  int `json:"interrupted,omitempty"`
+	// Of the passes, how many rest on what the runner observed and how
+	// many on the implementation's own word for a part it staged.
+	PassedObserved     int `json:"passed_observed"`
+	PassedSelfReported int `json:"passed_self_reported"`
+	// ExpectOnly counts scenarios judged by their expect block alone.
+	ExpectOnly int `json:"expect_only,omitempty"`
 }
 
 func (c *Counts) add(v Verdict) {
@@ -150,6 +182,17 @@ func (r *Report) Counts() Counts {
 	var c Counts
 	for _, row := range r.Rows {
 		c.add(row.Verdict)
+		if row.Verdict == Pass {
+			switch row.Evidence {
+			case SelfReported:
+				c.PassedSelfReported++
+			default:
+				c.PassedObserved++
+			}
+		}
+		if row.ExpectOnly {
+			c.ExpectOnly++
+		}
 	}
 	return c
 }
@@ -174,12 +217,29 @@ func (r *Report) RequireEvidence() string {
 	return msg
 }
 
+// RequireObserved turns every pass that rests on the implementation's
+// own word into a failure (run --require observed), for CI gates that want
+// proof of every verdict.
+func RequireObserved(r *Report) {
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Verdict != Pass || row.Evidence != SelfReported {
+			continue
+		}
+		row.Verdict = Fail
+		row.Problems = append(row.Problems, Problem{Source: "evidence", Message: "passed on the implementation's own word, and --require observed asks for proof: " + row.EvidenceNote, Decisions: row.Decisions})
+	}
+}
+
 // Summary is the closing line: the verdict counts, and run-level errors
 // (an unmatched known-failing pattern, a missing golden) when there are
 // any, so the line never reads "0 failed" for a run that failed.
 func (r *Report) Summary() string {
 	c := r.Counts()
 	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known failing", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
+	if c.PassedSelfReported > 0 {
+		s += fmt.Sprintf(" (of the passes: %d observed, %d self-reported)", c.PassedObserved, c.PassedSelfReported)
+	}
 	switch n := len(r.Errors); {
 	case n == 1:
 		s += ", 1 error"

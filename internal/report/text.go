@@ -35,6 +35,9 @@ func Text(out io.Writer, r *Report, o Options) error {
 			if row.Note != "" {
 				fmt.Fprintf(w, "  %s\n", row.Note)
 			}
+			if row.Evidence == SelfReported {
+				fmt.Fprintf(w, "  evidence: self-reported — %s\n", row.EvidenceNote)
+			}
 			for _, l := range Lines(row) {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
@@ -51,6 +54,7 @@ func Text(out io.Writer, r *Report, o Options) error {
 	}
 	if !o.Brief {
 		writeSkips(w, rows)
+		writeEvidence(w, rows)
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "%-14s %6s %6s %6s %6s\n", "family", "pass", "fail", "skip", "known")
 		for _, t := range r.ByFamily() {
@@ -99,5 +103,26 @@ func writeSkips(w io.Writer, rows []Row) {
 	fmt.Fprintln(w, "\nSkipped, by the capabilities they need:")
 	for _, reason := range reasons {
 		fmt.Fprintf(w, "  %3d  %s\n", skips[reason], reason)
+	}
+}
+
+// writeEvidence lists the passes that rest on the implementation's own
+// word, and the scenarios judged without a golden, so a reader of a green
+// report sees what it does not prove.
+func writeEvidence(w io.Writer, rows []Row) {
+	var self, expectOnly []string
+	for _, row := range rows {
+		if row.Verdict == Pass && row.Evidence == SelfReported {
+			self = append(self, row.Scenario)
+		}
+		if row.ExpectOnly && row.Verdict != Skip {
+			expectOnly = append(expectOnly, row.Scenario)
+		}
+	}
+	if len(self) > 0 {
+		fmt.Fprintf(w, "\nSelf-reported passes (the implementation staged a fault itself; --require observed fails them): %d\n  %s\n", len(self), strings.Join(self, ", "))
+	}
+	if len(expectOnly) > 0 {
+		fmt.Fprintf(w, "\nJudged by expect alone (no golden): %d\n  %s\n", len(expectOnly), strings.Join(expectOnly, ", "))
 	}
 }
