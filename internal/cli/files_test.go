@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -148,6 +150,15 @@ func TestProtocolExamples(t *testing.T) {
 		}
 		want, _ := os.ReadFile(ex)
 		got, _ := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+		// Run IDs are random on every run (opaque to the implementation).
+		runID := regexp.MustCompile(`run\.[0-9a-f]{16}`)
+		want, got = runID.ReplaceAll(want, []byte("run.ID")), runID.ReplaceAll(got, []byte("run.ID"))
+		if !bytes.Contains(got, []byte(`"id":"run.ID"`)) {
+			t.Errorf("%s: the run message carries no opaque run ID", id)
+		}
+		if bytes.Contains(got, []byte(`"`+id+`"`)) {
+			t.Errorf("%s: the scenario's ID reached the wire", id)
+		}
 		if string(got) != string(want) {
 			t.Errorf("%s: transcript differs from docs/examples/%s.jsonl; regenerate it with run --transcripts and review the change", id, id)
 		}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -488,7 +490,13 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		running = c
 		current.Unlock()
 	}
-	run := &Message{Type: TypeRun, ID: sc.ID, Spec: SpecFor(sc)}
+	// The wire carries an opaque run ID, never the scenario's: an
+	// implementation cannot tell the suite's scenarios (or generate's
+	// cases) from a team's own and answer them differently. The mapping
+	// stays here and in the transcript's file name.
+	runID := NewRunID()
+	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
+	run.Spec.Scenario = runID
 	var crash *scenarios.CrashSpec
 	explore := o.CrashAt != nil || o.Points
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
@@ -513,7 +521,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 			run.ReportJournalPoints = true
 		}
 	}
-	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
+	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: runID, scenario: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
 	env.Reporting(run.ReportJournalPoints)
 	if err := ch.send(run); err != nil {
 		ch.kill()
@@ -550,7 +558,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	setRunning(ch)
 	ch.logs.setScenario(sc.ID)
-	resume := &Message{Type: TypeResume, ID: sc.ID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
+	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
 	if err := ch.send(resume); err != nil {
 		ch.kill()
 		return nil, err
@@ -583,7 +591,8 @@ type exchange struct {
 	env      *fakes.Env
 	crash    *scenarios.CrashSpec
 	killedAt *Point
-	id       string // the scenario being run, which results must name
+	id       string // the opaque run ID, which results must name
+	scenario string // the scenario behind it
 	phases   int    // how many requests the spec has; calls' phase indexes them
 	// cancelled holds the calls the runner cancelled, until the
 	// implementation acknowledges them with released.
@@ -671,7 +680,12 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 				return nil, errors.New("result message without trajectory")
 			}
 			if m.ID != x.id {
-				return nil, fmt.Errorf("result message for scenario %q while the runner is running %q", m.ID, x.id)
+				return nil, fmt.Errorf("result message for run %q while the runner is running %q", m.ID, x.id)
+			}
+			if m.Trajectory.Scenario == x.id {
+				// The trajectory names the run as the spec did; the
+				// runner puts the scenario's ID back.
+				m.Trajectory.Scenario = x.scenario
 			}
 			return m.Trajectory, nil
 		case TypeError:
@@ -862,4 +876,15 @@ func (t *transcript) flush() {
 	if err := atomicfile.Write(t.path, []byte(b.String())); err != nil {
 		t.fail("--transcripts: %v", err)
 	}
+}
+
+// NewRunID returns an opaque run ID for the wire: "run." and 16 random
+// hex digits, unrelated to the scenario it stands for (and shaped like a
+// scenario ID, so the schemas that check IDs accept it).
+func NewRunID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "run." + hex.EncodeToString(b[:])
 }
