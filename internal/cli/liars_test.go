@@ -22,6 +22,7 @@ func TestRun_lyingImplementations(t *testing.T) {
 		{"widened-number", "validation.no-coercion", `its handler received {"label":"007","limit":10.000}`},
 		{"claims-handler-calls", "executor.missing-handler", `the trajectory says the handlers were called [{"tool":"submit","arguments":{}}]; the runner's handlers received []`},
 		{"skips-intent", "resume.never-not-replayed", "before the journal point after its action_intent: the action ran before its intent was written"},
+		{"executes-twice", "executor.project-executor-beside-tools", "the implementation sent the project executor 2 calls for one action"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
@@ -35,4 +36,15 @@ func TestRun_lyingImplementations(t *testing.T) {
 			}
 		})
 	}
+	// The journal kept beside the directory the runner named: the run and
+	// the resume agree with each other, and only a crash exploration
+	// would have noticed.
+	t.Run("journal-elsewhere", func(t *testing.T) {
+		t.Parallel()
+		impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " journal-elsewhere"
+		code, out, errs := run(t, "run", "--impl", impl, "--run", "resume.safe-replayed,cancel.resume-after-model-call", "--timeout", "30s")
+		if code != ExitFail || !strings.Contains(out, "holds no file after it: keep the step journal in the directory the run message names") || !strings.Contains(out, "0 passed, 2 failed") {
+			t.Errorf("exit %d\n%s\n%s", code, out, errs)
+		}
+	})
 }

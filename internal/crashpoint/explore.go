@@ -3,12 +3,14 @@ package crashpoint
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -133,10 +135,18 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 	if err != nil {
 		return []string{"resume lost the run: " + err.Error() + " (0002.D3)"}
 	}
-	byTool, byStep := Tally(env.Snapshot())
+	snap := env.Snapshot()
+	byTool, byStep := Tally(snap)
+	// What crossed the wire across the kill and the resume, held to the
+	// resumed trajectory: a model input, a handler's arguments, an action
+	// sent to the project executor twice (0002.D4: an action runs once).
+	var wire []string
+	for _, pr := range engine.Observed(sc, got, engine.Claimed{}, snap) {
+		wire = append(wire, trajectories.CrashPointName(p.When, p.Record, p.Step)+": "+pr.Statement+" ("+strings.Join(pr.Decisions, ", ")+")")
+	}
 	doc, err := trajectories.ToGeneric(got)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	return Judge(sc, base, p, got, doc, byTool, byStep, c)
+	return append(wire, Judge(sc, base, p, got, doc, byTool, byStep, c)...)
 }

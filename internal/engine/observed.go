@@ -160,6 +160,38 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 			}
 		}
 	}
+	// Every project-executor call is counted: one per executed step of a
+	// project phase, none for an output that is no action, and no second
+	// one unless the step is a SAFE replay (0002.D4, 0008.D3).
+	executes := map[key]int{}
+	for _, c := range rec.Log {
+		if c.Kind == fakes.CallExecute {
+			executes[key{c.Phase, c.Step}]++
+		}
+	}
+	for k, n := range executes {
+		s := steps[k]
+		switch {
+		case s == nil:
+			if n > 1 {
+				o.add("steps", []string{"0002.D4"}, "the implementation sent the project executor %d calls for %s, which the trajectory does not settle: an action runs once", n, o.callName(k.phase, k.step))
+			}
+		case s.Action.Kind == "none":
+			o.add(stepPath(tr, s)+".action", []string{"0003.D7", "0008.D3"}, "%s: the trajectory says the output was no action, yet the implementation sent the project executor %d call(s) for it", o.stepName(s), n)
+		case n > 1 && !s.Replayed:
+			o.add(stepPath(tr, s)+".action", []string{"0002.D4", "0008.D3"}, "%s: the implementation sent the project executor %d calls for one action that is not a replayed SAFE step: an action runs once", o.stepName(s), n)
+		}
+	}
+	for i := range tr.Steps {
+		s := &tr.Steps[i]
+		ph := phaseOf(s.Phase)
+		if ph < 0 || ph >= len(runs) || runs[ph].Executor != "project" || s.Action.Kind == "none" || s.Outcome.Status == "NOT_EXECUTED" {
+			continue
+		}
+		if executes[key{ph, s.Index}] == 0 {
+			o.add(fmt.Sprintf("steps[%d].outcome", i), []string{"0008.D3"}, "%s: the trajectory reports the action %s, but no execute_call for it reached the project executor", o.stepName(s), strings.ToLower(s.Outcome.Status))
+		}
+	}
 	if len(claimed.HandlerCalls) > 0 {
 		a, _ := jsontext.Marshal(claimed.HandlerCalls)
 		b, _ := jsontext.Marshal(append([]trajectories.HandlerCall{}, rec.HandlerCalls...))

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -543,6 +544,11 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		if crash != nil {
 			return nil, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
 		}
+		if run.JournalDir != "" && sc.Faults.JournalError == nil {
+			if err := journalKept(run.JournalDir); err != nil {
+				return nil, err
+			}
+		}
 		if !sc.Faults.Resume {
 			return out, nil
 		}
@@ -552,6 +558,12 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	// The first process is dead, or its run stopped without an end: a new
 	// process resumes the journal, as the next holder of the run would.
+	// Only a kill before the first write leaves nothing to resume from.
+	if k := x.killedAt; k != nil && !(k.When == "before" && k.Seq <= 1) {
+		if err := journalKept(run.JournalDir); err != nil {
+			return nil, err
+		}
+	}
 	ch, err = c.spawn(tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
@@ -887,4 +899,23 @@ func NewRunID() string {
 		panic(err) // crypto/rand does not fail on Linux
 	}
 	return "run." + hex.EncodeToString(b[:])
+}
+
+// journalKept checks that a run that journals left its journal where the
+// runner said: a journal kept elsewhere (under the scenario's name, say)
+// passes a run and only fails a crash exploration, and the next holder,
+// given journal_dir, would find nothing (0002.D1, 0002.D3).
+func journalKept(dir string) error {
+	found := false
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if !found {
+		return fmt.Errorf("the run journals, but journal_dir %s holds no file after it: keep the step journal in the directory the run message names (docs/protocol.md, Crash and resume; 0002.D1)", dir)
+	}
+	return nil
 }
