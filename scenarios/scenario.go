@@ -1,8 +1,8 @@
 package scenarios
 
 import (
-	"reflect"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"

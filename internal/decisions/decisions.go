@@ -28,7 +28,7 @@ type Decision struct {
 	// its scenarios or goldens do.
 	Reviewed string
 	File     string
-	Line           int
+	Line     int
 	// Text is the record's body, heading included, up to the next decision
 	// heading; the gate compares it between revisions.
 	Text string
