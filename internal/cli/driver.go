@@ -22,6 +22,7 @@ type driverConfig struct {
 	logs        io.Writer
 	handshake   time.Duration
 	trace       bool // keep each scenario's exchange for --trace
+	fresh       bool // a new process for every scenario (--repeat)
 }
 
 // newDriver returns the in-process reference when impl is empty, and a
@@ -42,6 +43,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		Transcripts:      cfg.transcripts,
 		HandshakeTimeout: cfg.handshake,
 		Trace:            cfg.trace,
+		Fresh:            cfg.fresh,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -153,6 +154,8 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
+	repeat := fs.Int("repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
+	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run")
 	require := fs.String("require", "", "`observed`: fail a pass that rests on the implementation's own word for a fault it staged (the report's evidence column)")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	if err := fs.Parse(args); err != nil {
@@ -176,6 +179,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	if *require != "" && *require != string(report.Observed) {
 		return setupError(s, fmt.Errorf("--require %q: the one requirement is observed", *require))
+	}
+	if *repeat < 1 {
+		return setupError(s, fmt.Errorf("--repeat %d: run each scenario at least once", *repeat))
 	}
 	if *parallel < 1 {
 		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
@@ -203,7 +209,15 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 			return setupError(s, fmt.Errorf("--%s: %w", d.flag, err))
 		}
 	}
-	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace})
+	jobs := selected
+	if *repeat > 1 || *seed != 0 {
+		if *seed == 0 {
+			*seed = time.Now().UnixNano()
+		}
+		jobs = shuffled(selected, *repeat, *seed)
+		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), *repeat, *seed)
+	}
+	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace, fresh: *repeat > 1})
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -215,7 +229,17 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
 	var recorded []string
-	rep.Rows, rep.NotRun, recorded, recordErr = runAll(ctx, suite, driver, selected, *parallel, progress.tick, *recordDir)
+	rep.Rows, rep.NotRun, recorded, recordErr = runAll(ctx, suite, driver, jobs, *parallel, progress.tick, *recordDir, *repeat > 1)
+	if *repeat > 1 {
+		seen := map[string]int{}
+		reps := make([]report.Repetition, len(rep.Rows))
+		for i, row := range rep.Rows {
+			seen[row.Scenario]++
+			reps[i] = report.Repetition{Row: row, N: seen[row.Scenario]}
+		}
+		rep.Rows = report.MergeRepetitions(reps)
+		rep.NotRun = len(selected) - len(rep.Rows)
+	}
 	if *recordDir != "" && recordErr == nil {
 		recordErr = record.Write(*recordDir, record.Manifest{SuiteVersion: protocol.SuiteVersion, Implementation: driver.Name(),
 			RecordedAt: time.Now().UTC().Truncate(time.Second), Selection: *pattern, Scenarios: recorded})
@@ -256,14 +280,14 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 // signal) it starts no more scenarios; those that were running stop with
 // it. It returns the rows of the scenarios that ran, how many never
 // started, and the first error writing a --record file.
-func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string) (_ []report.Row, _ int, recorded []string, _ error) {
+func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*scenarios.Scenario, parallel int, tick func(string), record string, keepTrajectories bool) (_ []report.Row, _ int, recorded []string, _ error) {
 	rows := make([]report.Row, len(scs))
 	ran := make([]bool, len(scs))
 	stderr, _ := d.(interface{ Stderr(id string) string })
 	traces, _ := d.(interface{ Transcript(id string) string })
 	var recordMu sync.Mutex
 	var recordErr error
-	rec := recorder{written: map[string]bool{}}
+	rec := recorder{written: map[string]bool{}, firstOnly: keepTrajectories}
 	g := new(errgroup.Group)
 	g.SetLimit(parallel)
 	for i := range scs {
@@ -281,7 +305,7 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 				// a failure of the implementation.
 				row.Verdict, row.Note = report.Interrupted, "interrupted by a signal before it finished"
 			}
-			if row.Verdict == report.Fail || row.Verdict == report.Interrupted {
+			if row.Verdict == report.Fail || row.Verdict == report.Interrupted || keepTrajectories {
 				if res.Trajectory != nil {
 					row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory)
 				}
@@ -397,8 +421,9 @@ func (p *progress) done() {
 // scenario's own ID (not the trajectory's scenario field, which an
 // implementation may get wrong), and never two for one name.
 type recorder struct {
-	mu      sync.Mutex
-	written map[string]bool
+	mu        sync.Mutex
+	written   map[string]bool
+	firstOnly bool
 }
 
 func (r *recorder) write(dir, id string, tr *trajectories.Trajectory) error {
@@ -409,6 +434,9 @@ func (r *recorder) write(dir, id string, tr *trajectories.Trajectory) error {
 	twice := r.written[id]
 	r.written[id] = true
 	r.mu.Unlock()
+	if twice && r.firstOnly {
+		return nil // --repeat records the first repetition
+	}
 	if twice {
 		return fmt.Errorf("a second trajectory for %s in one run; each scenario is recorded once", id)
 	}
@@ -440,5 +468,17 @@ func staleRecords(dir string, recorded []string) []string {
 			out = append(out, filepath.Base(m))
 		}
 	}
+	return out
+}
+
+// shuffled is every scenario n times, in an order drawn from seed: the
+// same seed gives the same order, so a nondeterministic failure replays.
+func shuffled(scs []*scenarios.Scenario, n int, seed int64) []*scenarios.Scenario {
+	out := make([]*scenarios.Scenario, 0, len(scs)*n)
+	for range n {
+		out = append(out, scs...)
+	}
+	r := rand.New(rand.NewPCG(uint64(seed), 0x706f6c796c6f6f70))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
 }

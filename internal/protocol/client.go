@@ -46,6 +46,10 @@ type Client struct {
 	// Trace keeps each scenario's exchange in memory for Transcript (the
 	// report's --trace), one line per message.
 	Trace bool
+	// Fresh runs every scenario on a new process (run --repeat): state a
+	// process keeps between runs cannot make one repetition differ from
+	// another unseen.
+	Fresh bool
 
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
@@ -237,6 +241,10 @@ func (c *Client) Close() {
 }
 
 func (c *Client) put(ch *child) {
+	if c.Fresh && c.hello != nil && ch.used {
+		ch.kill()
+		return
+	}
 	c.mu.Lock()
 	c.idle = append(c.idle, ch)
 	c.mu.Unlock()
@@ -268,6 +276,8 @@ type child struct {
 	// hello holds the handshake's two lines, replayed at the top of every
 	// transcript this process serves so that each one stands alone.
 	hello [][]byte
+	// used is set once the process was sent a run.
+	used bool
 }
 
 type lineResult struct {
@@ -524,6 +534,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	x := &exchange{ctx: ctx, wait: wait, env: env, crash: crash, id: runID, scenario: sc.ID, phases: len(run.Spec.Requests), cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
 	env.Reporting(run.ReportJournalPoints)
+	ch.used = true
 	if err := ch.send(run); err != nil {
 		ch.kill()
 		return nil, err

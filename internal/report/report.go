@@ -69,6 +69,8 @@ type Row struct {
 	// ExpectOnly marks a scenario without a golden, judged by its expect
 	// block alone.
 	ExpectOnly bool `json:"expect_only,omitempty"`
+	// Repetitions counts the runs merged into this row (run --repeat).
+	Repetitions int `json:"repetitions,omitempty"`
 }
 
 // Evidence is what a verdict rests on.

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// Repetition is one run of a scenario under run --repeat: its row (with
+// the trajectory, for every verdict) and its place in the run's order.
+type Repetition struct {
+	Row Row
+	// N is the repetition's number, 1-based, in the order it ran.
+	N int
+}
+
+// MergeRepetitions joins each scenario's repetitions into one row. A
+// scenario whose repetitions disagree — in verdict, or in trajectory —
+// fails as nondeterministic, naming the two runs and the first
+// difference; otherwise it keeps the first repetition's row. Rows come
+// out in the order each scenario first appears.
+func MergeRepetitions(reps []Repetition) []Row {
+	var order []string
+	by := map[string][]Repetition{}
+	for _, r := range reps {
+		id := r.Row.Scenario
+		if _, ok := by[id]; !ok {
+			order = append(order, id)
+		}
+		by[id] = append(by[id], r)
+	}
+	out := make([]Row, 0, len(order))
+	for _, id := range order {
+		rs := by[id]
+		row := rs[0].Row
+		row.Repetitions = len(rs)
+		for _, r := range rs[1:] {
+			if why := differ(rs[0].Row, r.Row); why != "" {
+				if row.Verdict != Fail {
+					row.Verdict = Fail
+				}
+				row.Problems = append(row.Problems, Problem{Source: "repeat",
+					Message:   fmt.Sprintf("nondeterministic: runs %d and %d of --repeat differ: %s", rs[0].N, r.N, why),
+					Decisions: row.Decisions})
+				break
+			}
+		}
+		for _, r := range rs[1:] {
+			if worse[r.Row.Verdict] > worse[row.Verdict] {
+				row.Verdict = r.Row.Verdict
+				row.Problems = append(row.Problems, r.Row.Problems...)
+			}
+		}
+		if row.Verdict == Pass || row.Verdict == Skip {
+			row.Trajectory = nil
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// differ says how two repetitions of one scenario differ, or "".
+func differ(a, b Row) string {
+	if a.Verdict != b.Verdict {
+		return fmt.Sprintf("verdict %s, then %s", a.Verdict, b.Verdict)
+	}
+	if string(a.Trajectory) == string(b.Trajectory) {
+		return ""
+	}
+	_, x, err1 := trajectories.Parse("first run", a.Trajectory)
+	_, y, err2 := trajectories.Parse("second run", b.Trajectory)
+	if err1 != nil || err2 != nil {
+		return "the trajectories differ"
+	}
+	d, err := compare.Diff(x, y, compare.Options{})
+	if err != nil || len(d) == 0 {
+		return "the trajectories differ"
+	}
+	var parts []string
+	for i, x := range d {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(d)-3))
+			break
+		}
+		parts = append(parts, x.String())
+	}
+	return "the trajectories differ: " + strings.Join(parts, "; ")
+}
