@@ -587,6 +587,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	x.crash = nil
+	x.cancelSent = false // the next holder's run is not cancelled
 	env.Reporting(false)
 	// The next holder of the run is not cancelled: the first process's
 	// cancellation (faults.cancel) ended with it, as in process, where the
@@ -621,6 +622,8 @@ type exchange struct {
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
 	onPoint   func(Point) // sees every journal point passed, if set
+	// cancelSent is set once the runner cancelled this process's run.
+	cancelSent bool
 
 	mu  sync.Mutex
 	err error
@@ -637,6 +640,14 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if m.Type == TypeModelCall || m.Type == TypeHandlerCall || m.Type == TypeExecuteCall {
+			x.mu.Lock()
+			after := x.cancelSent
+			x.mu.Unlock()
+			if after {
+				return nil, fmt.Errorf("the implementation sent %s %d after the runner cancelled the run: a cancelled run abandons its calls and stops, whatever it acknowledged with released (0004.D4, 0004.D4.release)", m.Type, m.Call)
+			}
 		}
 		if m.Phase != nil && *m.Phase >= x.phases {
 			return nil, fmt.Errorf("%s %d names phase %d, but the spec has %d request(s); phase is the index in spec.requests", m.Type, m.Call, *m.Phase, x.phases)
@@ -737,11 +748,22 @@ func (x *exchange) failed() error {
 
 // cancel tells the implementation that the call is cancelled and waits,
 // until the result, for its released acknowledgement.
+// sendCancel cancels the run at a call. From then on the process may
+// release calls and send its result, and nothing else: a cancelled run
+// that goes on calling its model, its handlers or its executor did not
+// stop (0004.D4), whatever its released messages say.
+func (x *exchange) sendCancel(ch *child, call int) error {
+	x.mu.Lock()
+	x.cancelSent = true
+	x.mu.Unlock()
+	return ch.send(&Message{Type: TypeCancel, Call: call})
+}
+
 func (x *exchange) cancel(ch *child, call int, b *fakes.Blocked) {
 	x.mu.Lock()
 	x.cancelled[call] = b
 	x.mu.Unlock()
-	ch.send(&Message{Type: TypeCancel, Call: call})
+	x.sendCancel(ch, call)
 }
 
 func (x *exchange) answerModel(ch *child, m *Message) {
@@ -760,7 +782,7 @@ func (x *exchange) answerModel(ch *child, m *Message) {
 		if x.ctx.Err() == nil {
 			x.fail(fmt.Errorf("model_call %d: %w", m.Call, err))
 		}
-		ch.send(&Message{Type: TypeCancel, Call: m.Call})
+		x.sendCancel(ch, m.Call)
 		return
 	}
 	ch.send(&Message{Type: TypeModelResult, Call: m.Call, Output: &out})
@@ -793,7 +815,7 @@ func (x *exchange) answerHandler(ch *child, m *Message) {
 		if x.ctx.Err() == nil {
 			x.fail(fmt.Errorf("handler_call %d (%s): %w", m.Call, m.Tool, err))
 		}
-		ch.send(&Message{Type: TypeCancel, Call: m.Call})
+		x.sendCancel(ch, m.Call)
 	}
 }
 
@@ -810,7 +832,7 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 		x.mu.Lock()
 		x.cancelled[m.Call] = nil
 		x.mu.Unlock()
-		return ch.send(&Message{Type: TypeCancel, Call: m.Call})
+		return x.sendCancel(ch, m.Call)
 	}
 	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: OutcomeOf(s)})
 }

@@ -28,6 +28,7 @@ def to_child(line):
 
 
 SWALLOW = set()  # answers to calls the adapter made on its own
+KINDS = {}  # call number -> the type of the kernel's call
 
 
 def pump_in():
@@ -35,6 +36,16 @@ def pump_in():
         if MODE == "journal-elsewhere":
             # The journal is kept beside the directory the runner named.
             line = re.sub(rb'"journal_dir":"([^"]*)"', rb'"journal_dir":"\1-elsewhere"', line)
+        if MODE == "fake-release" and b'"type":"cancel"' in line:
+            # The adapter acknowledges the cancel itself and lets the
+            # kernel go on, answering its pending call as if it returned.
+            call = json.loads(line)["call"]
+            out('{"type":"released","call":%d}' % call)
+            answer = {"model_call": {"type": "model_result", "call": call, "output": "{}"},
+                      "handler_call": {"type": "handler_result", "call": call, "output": "abandoned"}}.get(KINDS.get(call))
+            if answer:
+                to_child((json.dumps(answer) + "\n").encode())
+            continue
         if SWALLOW:
             m = json.loads(line)
             if m.get("call") in SWALLOW:
@@ -55,6 +66,8 @@ def out(text):
 for raw in child.stdout:
     line = raw.decode("utf-8")
     kind = json.loads(line)["type"]
+    if kind in ("model_call", "handler_call", "execute_call"):
+        KINDS[json.loads(line)["call"]] = kind
     if MODE == "garbage-input" and kind == "model_call":
         # The model is sent a different prompt (the assistant turns kept,
         # so the fake model still answers by step); the trajectory reports
