@@ -134,9 +134,33 @@ func ParseJSON(raw string) (Action, error) {
 	return a, nil
 }
 
-// ParseCode reads a code action: the body of the first fenced block, or the
-// whole output when there is no fence.
+// ParseCode reads a code action (0003.D5, 0003.D5.fence): the body of the
+// one fenced block in the output, whatever prose stands around it, or the
+// whole output when it has no fenced block. An output with several fenced
+// blocks is no action: running the first (or the last) would run code the
+// model may have meant as an example, so it is a decision failure, as
+// several tool calls are (0003.D7.several).
 func ParseCode(raw string) (Action, error) {
+	text := strings.TrimSpace(raw)
+	var repairs []string
+	switch blocks := FencedBlocks(text); {
+	case len(blocks) > 1:
+		return Action{}, &ParseError{Reason: fmt.Sprintf("the output holds %d fenced code blocks; a code action is one", len(blocks))}
+	case len(blocks) == 1:
+		text = blocks[0]
+		repairs = append(repairs, RepairUnfence)
+	}
+	if strings.TrimSpace(text) == "" {
+		return Action{}, &ParseError{Reason: "the code action is empty"}
+	}
+	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
+}
+
+// ParseCodeWholeFence is how ParseCode read a code action before
+// 0003.D5.fence: a fence is stripped only when it wraps the whole output,
+// so prose before a fence becomes code. Deviation code-fence-whole-only
+// keeps it, to prove the suite notices.
+func ParseCodeWholeFence(raw string) (Action, error) {
 	text := strings.TrimSpace(raw)
 	var repairs []string
 	if body, ok := unfence(text); ok {
@@ -147,6 +171,29 @@ func ParseCode(raw string) (Action, error) {
 		return Action{}, &ParseError{Reason: "the code action is empty"}
 	}
 	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
+}
+
+// FencedBlocks returns the bodies (trimmed) of the complete Markdown code
+// blocks in text: an opening line of three backticks and an optional
+// language tag without spaces, up to a line of three backticks. An opening
+// fence that is never closed is not a block.
+func FencedBlocks(text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		open := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(open, "```") || strings.ContainsAny(open[3:], " \t{}`") {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.TrimSpace(lines[j]) == "```" {
+				out = append(out, strings.TrimSpace(strings.Join(lines[i+1:j], "\n")))
+				i = j
+				break
+			}
+		}
+	}
+	return out
 }
 
 // unfence strips one Markdown code fence around the whole text, with or

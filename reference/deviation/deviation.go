@@ -58,6 +58,7 @@ const (
 	CodeParsedAsJSON        Name = "code-parsed-as-json"
 	FlattenedNotCollapsed   Name = "flattened-not-collapsed"
 	RepairsUnnamed          Name = "repairs-unnamed"
+	CodeFenceWholeOnly      Name = "code-fence-whole-only"
 	DecisionFailureUncount  Name = "decision-failure-uncounted"
 	EnvCompletionIgnored    Name = "env-completion-ignored"
 	BothCompletionsToolWins Name = "both-completions-tool-wins"
@@ -162,6 +163,7 @@ func All() []Deviation {
 		{SinkFailureStops, "0011.D2", "a failing event sink stops the run"},
 		{SinkFailuresUncounted, "0011.D2.count", "sink failures are not counted in event_sink_failures"},
 		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped"},
+		{CodeFenceWholeOnly, "0003.D5.fence", "a code fence is stripped only when it wraps the whole output, so prose before the fence is run as code"},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -326,6 +326,9 @@ func (k *kernel) decide(raw string) (action.Action, error) {
 
 func (k *kernel) parse(raw string) (action.Action, error) {
 	if k.req.language == LanguageCode && !k.req.dev.On(deviation.CodeParsedAsJSON) {
+		if k.req.dev.On(deviation.CodeFenceWholeOnly) {
+			return action.ParseCodeWholeFence(raw)
+		}
 		return action.ParseCode(raw)
 	}
 	a, err := action.ParseJSON(raw)

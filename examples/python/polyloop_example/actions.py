@@ -74,9 +74,12 @@ def parse_json(raw: str) -> Action:
 
 
 def parse_code(raw: str) -> Action:
-    """A code action is the text of one fenced block, or the whole output."""
+    """A code action is the text of the one fenced block, wherever it stands,
+    or the whole output; several blocks are no action (0003.D5.fence)."""
     text = raw.strip()
-    m = _FENCE.match(text) or _INNER_FENCE.search(text)
-    if m:
-        return Action(kind="code", code=m.group(1), repairs=("unfence",))
+    blocks = _INNER_FENCE.findall(text)
+    if len(blocks) > 1:
+        return _failed(f"{len(blocks)} fenced blocks in one output; a code action is one", [])
+    if blocks:
+        return Action(kind="code", code=blocks[0].strip(), repairs=("unfence",))
     return Action(kind="code", code=raw)
