@@ -328,6 +328,12 @@ func check(sc *Scenario) error {
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {
 		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
 	}
+	if sc.Faults.JournalDamage != "" && sc.Faults.Crash == nil {
+		add("/faults/journal_damage", "journal_damage needs a crash fault to follow")
+	}
+	if sc.Faults.JournalDamage != "" && sc.Faults.TornTail {
+		add("/faults/journal_damage", "journal_damage and torn_tail are two different damages; give one")
+	}
 	if sc.Faults.Resume && sc.Faults.Cancel == nil && sc.Faults.ModelFailure == nil && !blocks(sc) {
 		add("/faults/resume", "resume follows a run that stopped without an end: add a cancel or model_failure fault, or a blocking model turn or handler")
 	}

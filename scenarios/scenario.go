@@ -216,6 +216,10 @@ type Faults struct {
 	Sink     string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
 	Crash    *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
 	TornTail bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
+	// JournalDamage damages the journal after the crash the way no crash
+	// does: last_checksum (a whole last record whose checksum fails) or
+	// middle (damage followed by intact records). Resume refuses (0002.D5).
+	JournalDamage string `yaml:"journal_damage,omitempty" json:"journal_damage,omitempty"`
 	// Cancel cancels the run at one step, during its model call or its
 	// tool call (the same as a {block: true} model turn or handler).
 	Cancel *CancelSpec `yaml:"cancel,omitempty" json:"cancel,omitempty"`
@@ -290,7 +294,10 @@ type Expect struct {
 	ModelInput        []ExpectModelInput `yaml:"model_input,omitempty" json:"model_input,omitempty"`
 	EventSinkFailures *int               `yaml:"event_sink_failures,omitempty" json:"event_sink_failures,omitempty"`
 	Events            []ExpectEvent      `yaml:"events,omitempty" json:"events,omitempty"`
-	Fields            map[string]any     `yaml:"fields,omitempty" json:"fields,omitempty"`
+	// EventTypes is the exact sequence of event types, in the order
+	// emitted: order, a missing and a duplicated event all show (0011.D1).
+	EventTypes []string       `yaml:"event_types,omitempty" json:"event_types,omitempty"`
+	Fields     map[string]any `yaml:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ExpectAssembly expects the run to be refused at assembly.
@@ -368,6 +375,12 @@ type ExpectEvent struct {
 	Status      string   `yaml:"status,omitempty" json:"status,omitempty"`
 	ErrorType   string   `yaml:"error_type,omitempty" json:"error_type,omitempty"`
 	Observation string   `yaml:"executor_observation,omitempty" json:"executor_observation,omitempty"`
+	Phase       string   `yaml:"phase,omitempty" json:"phase,omitempty"`
+	Reason      string   `yaml:"reason,omitempty" json:"reason,omitempty"`
+	Tool        string   `yaml:"tool,omitempty" json:"tool,omitempty"`
+	// Replayed false asks for an event that is not marked replayed (the
+	// key absent or false); true for one that is.
+	Replayed *bool `yaml:"replayed,omitempty" json:"replayed,omitempty"`
 }
 
 // SelfStaged lists the parts of the scenario the implementation stages
@@ -393,6 +406,9 @@ func (s *Scenario) SelfStaged() []string {
 	}
 	if s.Faults.JournalError != nil {
 		out = append(out, "faults.journal_error (the failing journal write)")
+	}
+	if s.Faults.JournalDamage != "" {
+		out = append(out, "journal_damage (the damage to the journal)")
 	}
 	return out
 }

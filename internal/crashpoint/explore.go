@@ -54,7 +54,7 @@ type Result struct {
 // exploration decides where the process dies.
 func WithoutCrash(sc *scenarios.Scenario) *scenarios.Scenario {
 	c := *sc
-	c.Faults.Crash, c.Faults.TornTail = nil, false
+	c.Faults.Crash, c.Faults.TornTail, c.Faults.JournalDamage = nil, false, ""
 	return &c
 }
 

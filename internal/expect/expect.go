@@ -4,6 +4,7 @@ package expect
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -166,6 +167,18 @@ func check(sc *scenarios.Scenario, doc any) *checker {
 	for _, ev := range e.Events {
 		checkEvent(c, ev)
 	}
+	if e.EventTypes != nil {
+		var got []string
+		for i, ev := range c.list("events") {
+			c.read = append(c.read, fmt.Sprintf("events[%d].type", i))
+			m, _ := ev.(map[string]any)
+			t, _ := m["type"].(string)
+			got = append(got, t)
+		}
+		if !slices.Equal(got, e.EventTypes) {
+			c.failures = append(c.failures, Failure{Path: "events", Note: fmt.Sprintf("event types in order: want %v, got %v", e.EventTypes, got)})
+		}
+	}
 	keys := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		keys = append(keys, k)
@@ -270,6 +283,18 @@ func checkEvent(c *checker, want scenarios.ExpectEvent) {
 	if want.Observation != "" {
 		fields["executor_observation"] = want.Observation
 	}
+	if want.Phase != "" {
+		fields["phase"] = want.Phase
+	}
+	if want.Reason != "" {
+		fields["reason"] = want.Reason
+	}
+	if want.Tool != "" {
+		fields["tool"] = want.Tool
+	}
+	if want.Replayed != nil {
+		fields["replayed"] = *want.Replayed
+	}
 	wantN := compare.Normalize(fields).(map[string]any)
 	for i, ev := range c.list("events") {
 		for k := range wantN {
@@ -278,7 +303,11 @@ func checkEvent(c *checker, want scenarios.ExpectEvent) {
 		m, _ := ev.(map[string]any)
 		match := true
 		for k, v := range wantN {
-			if !cmp.Equal(v, compare.Normalize(m[k])) {
+			got := compare.Normalize(m[k])
+			if k == "replayed" && got == nil {
+				got = false // an event leaves replayed: false out
+			}
+			if !cmp.Equal(v, got) {
 				match = false
 				break
 			}

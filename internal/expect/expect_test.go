@@ -49,3 +49,39 @@ func TestCheck_failuresNamePaths(t *testing.T) {
 		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCheck_eventsByPhaseReasonReplayedAndOrder: an event expectation can
+// state phase, reason, tool and replayed (false: the key left out), and
+// event_types fails on order, a missing and a duplicated event.
+func TestCheck_eventsByPhaseReasonReplayedAndOrder(t *testing.T) {
+	const evs = `{"assembly_error":null,"events":[{"type":"run_started","phase":"p"},{"type":"tool_call","phase":"p","step":1,"tool":"a","replayed":true},
+{"type":"tool_call","phase":"p","step":2,"tool":"a"},{"type":"run_ended","phase":"p","reason":"goal_reached_by_tool"}]}`
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(evs))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	b := func(v bool) *bool { return &v }
+	for _, tc := range []struct {
+		name   string
+		expect scenarios.Expect
+		fails  bool
+	}{
+		{"all match", scenarios.Expect{Events: []scenarios.ExpectEvent{
+			{Type: "tool_call", Phase: "p", Step: 1, Tool: "a", Replayed: b(true)},
+			{Type: "tool_call", Step: 2, Replayed: b(false)},
+			{Type: "run_ended", Phase: "p", Reason: "goal_reached_by_tool"}},
+			EventTypes: []string{"run_started", "tool_call", "tool_call", "run_ended"}}, false},
+		{"wrong reason", scenarios.Expect{Events: []scenarios.ExpectEvent{{Type: "run_ended", Reason: "environment_error"}}}, true},
+		{"wrong phase", scenarios.Expect{Events: []scenarios.ExpectEvent{{Type: "run_started", Phase: "q"}}}, true},
+		{"replayed expected false", scenarios.Expect{Events: []scenarios.ExpectEvent{{Type: "tool_call", Step: 1, Replayed: b(false)}}}, true},
+		{"order", scenarios.Expect{EventTypes: []string{"run_started", "tool_call", "run_ended", "tool_call"}}, true},
+		{"duplicate", scenarios.Expect{EventTypes: []string{"run_started", "tool_call", "run_ended"}}, true},
+	} {
+		got := Check(&scenarios.Scenario{Expect: tc.expect}, doc)
+		if (len(got) > 0) != tc.fails {
+			t.Errorf("%s: failures %v, want failing=%v", tc.name, got, tc.fails)
+		}
+	}
+}

@@ -581,7 +581,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	setRunning(ch)
 	ch.logs.setScenario(sc.ID)
-	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail}
+	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage}
 	if err := ch.send(resume); err != nil {
 		ch.kill()
 		return nil, err
@@ -599,6 +599,9 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	c.put(ch)
+	if out.Resume == nil && out.RunError != nil && out.RunError.Kind == "journal_damaged" {
+		return out, nil // resume refused the journal: nothing was resumed
+	}
 	if out.Resume == nil {
 		return nil, errors.New("the resumed trajectory has no resume field")
 	}

@@ -69,7 +69,10 @@ type Message struct {
 	ReportJournalPoints bool `json:"report_journal_points,omitempty"`
 	// TearTail asks a resuming implementation to cut its journal's last
 	// record in half first, as a crash during that write would.
-	TearTail   bool                     `json:"tear_tail,omitempty"`
+	TearTail bool `json:"tear_tail,omitempty"`
+	// Damage asks a resuming implementation to damage its journal the way
+	// no crash does (last_checksum or middle) first; resume must refuse.
+	Damage     string                   `json:"damage,omitempty"`
 	Trajectory *trajectories.Trajectory `json:"trajectory,omitempty"`
 	Message    string                   `json:"message,omitempty"`
 

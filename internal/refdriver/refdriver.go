@@ -131,6 +131,17 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 			tr.RunError = &trajectories.RunError{Kind: "model_call", Message: in.Err.Error()}
 		}
 		return false, nil
+	case errors.Is(err, journal.ErrDamaged):
+		// Resume refused a damaged journal (0002.D5): nothing ran.
+		// The path is volatile; where and how the journal is damaged is not.
+		msg := "resume refused the journal: it is damaged, not torn by a crash"
+		var te *journal.TailError
+		if errors.As(err, &te) {
+			msg = fmt.Sprintf("resume refused the journal: record %d (byte %d) is damaged, not torn by a crash: %s", te.Line, te.Offset, te.Reason)
+		}
+		tr.RunError = &trajectories.RunError{Kind: "journal_damaged", Message: msg}
+		appendResult(tr, phase, isMulti, &run.Result{}, evs)
+		return false, nil
 	case err != nil:
 		return false, err
 	}
@@ -249,6 +260,11 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 			return nil, nil, err
 		}
 	}
+	if sc.Faults.JournalDamage != "" {
+		if err := DamageJournal(dir, sc.Faults.JournalDamage); err != nil {
+			return nil, nil, err
+		}
+	}
 	*rec = &events.Recorder{}
 	opts.Sinks = sinks(*rec, sc.Faults.Sink)
 	res, err = sr.journaled(ctx, opts, dir, nil, true)
@@ -351,6 +367,46 @@ func TearTail(dir string) error {
 		return fmt.Errorf("tear journal tail: %w", err)
 	}
 	return nil
+}
+
+// DamageJournal damages the journal in dir the way no crash does
+// (docs/protocol.md, damage): "last_checksum" changes one byte inside the
+// last record, keeping its line whole, so its checksum no longer matches;
+// "middle" does the same to the first record, leaving the records after it
+// intact. Resume must refuse either (0002.D5).
+func DamageJournal(dir, kind string) error {
+	path := filepath.Join(dir, journal.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("damage journal: %w", err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	var i int
+	switch kind {
+	case "last_checksum":
+		i = len(lines) - 1
+	case "middle":
+		if len(lines) < 2 {
+			return fmt.Errorf("damage journal: %s has %d record(s); damage in the middle needs two", path, len(lines))
+		}
+		i = 0
+	default:
+		return fmt.Errorf("damage journal: unknown kind %q (last_checksum or middle)", kind)
+	}
+	if i < 0 || len(lines[i]) < 12 {
+		return fmt.Errorf("damage journal: %s has no record to damage", path)
+	}
+	// Past the "crc32c-hex " prefix, inside the payload, before the newline.
+	at := 9 + (len(lines[i])-10)/2
+	if lines[i][at] == 'x' {
+		lines[i][at] = 'y'
+	} else {
+		lines[i][at] = 'x'
+	}
+	return os.WriteFile(path, bytes.Join(lines, nil), 0o644)
 }
 
 // deviateSpecs applies the registry deviations: a later spec of the same

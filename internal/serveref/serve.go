@@ -222,6 +222,11 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 				break
 			}
 		}
+		if m.Damage != "" {
+			if err = refdriver.DamageJournal(m.JournalDir, m.Damage); err != nil {
+				break
+			}
+		}
 		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, s.driverOptions())
 	case m.ReportJournalPoints && m.Spec.Faults.JournalError != nil:
 		o := refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations, JournalHook: env.journalPoint}

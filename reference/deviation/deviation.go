@@ -59,6 +59,7 @@ const (
 	FlattenedNotCollapsed   Name = "flattened-not-collapsed"
 	RepairsUnnamed          Name = "repairs-unnamed"
 	CodeFenceWholeOnly      Name = "code-fence-whole-only"
+	DamagedTailCut          Name = "damaged-tail-cut"
 	DecisionFailureUncount  Name = "decision-failure-uncounted"
 	EnvCompletionIgnored    Name = "env-completion-ignored"
 	BothCompletionsToolWins Name = "both-completions-tool-wins"
@@ -130,6 +131,7 @@ func All() []Deviation {
 		{UnknownWithoutDetail, "0002.D4.unknown", "a resume_outcome_unknown end does not say which step and tool"},
 		{CodeActionReplayed, "0002.D4.code", "an unfinished code action is replayed on resume as if it were SAFE"},
 		{TornTailRefused, "0002.D5", "a torn final record makes resume fail instead of being reported and cut"},
+		{DamagedTailCut, "0002.D5", "a complete last record with a bad checksum is cut like a torn one and resume goes on, instead of refusing"},
 		{BudgetFromFirstRequest, "0003.D1", "every phase runs with the first request's budget, as if the budget belonged to the definition"},
 		{GoalOnDefinition, "0003.D1.goal", "every phase uses the first request's goal fragment"},
 		{FragmentsNormalised, "0003.D2", "line breaks in the fragments are folded into spaces before they reach the model"},

@@ -231,6 +231,12 @@ func (e *TailError) Error() string {
 	return fmt.Sprintf("%s:%d: %s at byte %d: %s", e.Path, e.Line, kind, e.Offset, e.Reason)
 }
 
+// ErrDamaged marks a journal that resume must refuse (0002.D5): a
+// complete record that fails its checksum or does not decode, or damage
+// followed by intact records. Neither is what a crash leaves, so cutting
+// it could drop a record that was written and re-run a NEVER action.
+var ErrDamaged = errors.New("the journal is damaged, not torn by a crash; resume refuses it")
+
 // ErrMidFileCorruption wraps a TailError found before the last line: intact
 // records follow damaged ones, which no crash produces, so resume refuses.
 var ErrMidFileCorruption = errors.New("journal is damaged before its last record; it was not torn by a crash, so it cannot be resumed safely")

@@ -29,8 +29,15 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 	info := &ResumeInfo{From: "start"}
 	var tail *journal.TailError
 	if err != nil {
-		if !errors.As(err, &tail) || errors.Is(err, journal.ErrMidFileCorruption) {
+		switch {
+		case !errors.As(err, &tail):
 			return nil, fmt.Errorf("resume: %w", err)
+		case errors.Is(err, journal.ErrMidFileCorruption):
+			return nil, fmt.Errorf("resume: %w: %w", journal.ErrDamaged, err)
+		case !tail.Torn && !req.dev.On(deviation.DamagedTailCut):
+			// A complete last line that fails its checksum or does not
+			// decode: no crash writes that (0002.D5).
+			return nil, fmt.Errorf("resume: %w: %w", journal.ErrDamaged, err)
 		}
 		if req.dev.On(deviation.TornTailRefused) {
 			return nil, fmt.Errorf("resume: the journal is damaged: %w", err)

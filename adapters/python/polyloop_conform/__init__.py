@@ -27,7 +27,7 @@ from .protocol import (
     serve,
     serve_async,
 )
-from .trajectory import FORMAT, TrajectoryBuilder, tear_last_record
+from .trajectory import FORMAT, TrajectoryBuilder, damage_record, tear_last_record
 
 __all__ = [
     "CAPABILITIES",
@@ -39,5 +39,6 @@ __all__ = [
     "TrajectoryBuilder",
     "serve",
     "serve_async",
+    "damage_record",
     "tear_last_record",
 ]

@@ -140,7 +140,7 @@ class Seams:
     """What the kit hands to the team's code for one scenario.
 
     The run message's fields are attributes (``spec``, ``journal_dir``,
-    ``report_journal_points``, ``resume``, ``tear_tail``); the coroutines are
+    ``report_journal_points``, ``resume``, ``tear_tail``, ``damage``); the coroutines are
     the outside world of the scenario, scripted by the runner.
     """
 
@@ -151,6 +151,9 @@ class Seams:
         self.spec: dict = message["spec"]
         self.resume: bool = message["type"] == "resume"
         self.tear_tail: bool = bool(message.get("tear_tail"))
+        # "last_checksum" or "middle": damage the journal before resuming;
+        # resume must then refuse it (0002.D5). None when not asked.
+        self.damage: str | None = message.get("damage")
         self.journal_dir: str | None = message.get("journal_dir")
         self.report_journal_points: bool = bool(message.get("report_journal_points"))
         self._handlers = {t["name"]: bool(t.get("has_handler")) for t in self.spec.get("tools", [])}

@@ -122,3 +122,29 @@ def tear_last_record(path: str) -> None:
         f.truncate(cut)
         f.flush()
         os.fsync(f.fileno())
+
+
+def damage_record(path: str, kind: str) -> None:
+    """Damage a line-per-record journal the way no crash does (the
+    protocol's ``damage``): ``last_checksum`` changes one byte in the middle
+    of the last record, keeping its line whole; ``middle`` does the same to
+    the first record, leaving the records after it intact. A journal that
+    checks each record (a checksum) then finds the damage; resume must
+    refuse it (0002.D5)."""
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    whole = [i for i, line in enumerate(lines) if line]
+    if kind == "last_checksum" and whole:
+        i = whole[-1]
+    elif kind == "middle" and len(whole) >= 2:
+        i = whole[0]
+    else:
+        raise ValueError(f"{path}: cannot damage {kind!r} in {len(whole)} record(s)")
+    line = bytearray(lines[i])
+    at = len(line) // 2
+    line[at] = ord("y") if line[at] == ord("x") else ord("x")
+    lines[i] = bytes(line)
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines))
+        f.flush()
+        os.fsync(f.fileno())

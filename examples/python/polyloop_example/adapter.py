@@ -11,7 +11,7 @@ import asyncio
 import errno
 from typing import Any
 
-from polyloop_conform import ModelCallError, Seams, TrajectoryBuilder, tear_last_record
+from polyloop_conform import ModelCallError, Seams, TrajectoryBuilder, damage_record, tear_last_record
 
 from .kernel import (Budget, Definition, Journal, JournalDamaged, JournalWriteError, Request, Run,
                      SyntheticObservations, code_points)
@@ -128,6 +128,8 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
             if seams.resume:
                 if seams.tear_tail:
                     tear_last_record(journal.path)
+                if seams.damage:
+                    damage_record(journal.path, seams.damage)
                 end = await run.resume()
             else:
                 end = await run.start()
@@ -143,8 +145,11 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
             _record(b, run, events, name)
             b.run_error("journal_write", str(err))
             return b.build()
-        except JournalDamaged:
-            raise
+        except JournalDamaged as err:
+            # Resume refuses a journal no crash could have left (0002.D5):
+            # nothing is settled again, nothing runs.
+            b.run_error("journal_damaged", str(err))
+            return b.build()
         _record(b, run, events, name)
         if seams.resume:
             b.resumed(run.resumed_from, run.replayed_step, run.torn_tail)
