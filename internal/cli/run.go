@@ -89,12 +89,21 @@ func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 	switch {
 	case s.goldenDir != "":
 		g, err = trajectories.GoldensFromDir(s.goldenDir)
-	case s.scenarioDir != "":
-		// The built-in goldens are the built-in scenarios'; a team's own
-		// scenarios without --goldens are judged by their expect alone.
-		g = map[string][]byte{}
 	default:
 		g, err = trajectories.Goldens()
+	}
+	if err == nil && s.scenarioDir != "" && s.goldenDir == "" {
+		// Own scenarios without --goldens: a built-in scenario copied there
+		// keeps its golden, the team's own are judged by expect alone.
+		ids := map[string]bool{}
+		for _, sc := range scs {
+			ids[sc.ID] = true
+		}
+		for id := range g {
+			if !ids[id] {
+				delete(g, id)
+			}
+		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot load goldens: %w", err)

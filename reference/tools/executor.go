@@ -78,7 +78,18 @@ func (e *RegistryExecutor) Dispatch(ctx context.Context, a action.Action) (Actio
 	}
 	rep.ErrorType = ErrorTypeName(err)
 	// 0008.D4.handler-error: type and message only, no stack, no arguments.
-	return ActionOutcome{Status: StatusExecuted, Observation: fmt.Sprintf("%s: %s", rep.ErrorType, err.Error())}, rep, nil
+	return ActionOutcome{Status: StatusExecuted, Observation: HandlerErrorText(rep.ErrorType, err.Error())}, rep, nil
+}
+
+// HandlerErrorText is a handler error's observation
+// (0008.D4.handler-error.format): "TypeName: message", or the type name
+// alone when the message is empty, as Python prints an exception's last
+// line ("ValueError", never "ValueError: ").
+func HandlerErrorText(typeName, message string) string {
+	if message == "" {
+		return typeName
+	}
+	return typeName + ": " + message
 }
 
 // callHandler runs a handler. A panic is 「别的异常」 (another exception) of

@@ -53,6 +53,9 @@ def parse_json(raw: str) -> Action:
         return _failed("the JSON is nested too deeply", repairs)
     if not isinstance(doc, dict):
         return _failed("the JSON is not an object", repairs)
+    for key in ("reflection", "plan"):  # optional strings (0003.D5)
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            return _failed(f"{key} is not a string", repairs)
     act = doc.get("action")
     if not isinstance(act, dict):
         return _failed("there is no action object", repairs)

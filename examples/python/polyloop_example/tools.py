@@ -166,5 +166,6 @@ class RegistryExecutor:
             return Settled(ActionOutcome(Status.ENV_ERROR, str(err)), error_type=type(err).__name__)
         except Exception as err:  # any other exception counts as executed
             name = type(err).__name__
-            return Settled(ActionOutcome(Status.EXECUTED, f"{name}: {err}"), error_type=name)
+            text = f"{name}: {err}" if str(err) else name  # as Python prints it
+            return Settled(ActionOutcome(Status.EXECUTED, text), error_type=name)
         return Settled(ActionOutcome(Status.EXECUTED, text))
