@@ -14,10 +14,11 @@ func candidates(s *spec) []*spec {
 		}
 	}
 	add(func(c *spec) bool { ok := c.sink != ""; c.sink = ""; return ok })
-	add(func(c *spec) bool { ok := c.crash != nil; c.crash = nil; return ok })
+	add(func(c *spec) bool { ok := c.crash != nil; c.crash, c.torn, c.damage = nil, false, ""; return ok })
 	add(func(c *spec) bool { ok := c.cancel != nil; c.cancel = nil; return ok })
 	add(func(c *spec) bool { ok := c.modelFail > 0; c.modelFail, c.resume = 0, false; return ok })
 	add(func(c *spec) bool { ok := c.torn; c.torn = false; return ok })
+	add(func(c *spec) bool { ok := c.damage != ""; c.damage = ""; return ok })
 	add(func(c *spec) bool { ok := c.second != nil; c.second = nil; return ok })
 	if s.second != nil {
 		for i := range s.second.model {

@@ -29,6 +29,7 @@ type spec struct {
 	sink        string
 	crash       *crash
 	torn        bool
+	damage      string // journal_damage after the crash
 	cancel      *cancel
 	modelFail   int // the step whose model call fails once (0: none)
 	resume      bool
@@ -109,7 +110,8 @@ func newSpec(r *rand.Rand) *spec {
 			for range k {
 				t.handler = append(t.handler, pick(r,
 					behaviour{"return", "ok"}, behaviour{"return", "contents of a"}, behaviour{"echo", ""},
-					behaviour{"error", "unknown month"}, behaviour{"env_error", "disk unavailable"}))
+					behaviour{"error", "unknown month"}, behaviour{"env_error", "disk unavailable"},
+					behaviour{"error", ""})) // an empty message (0008.D4.handler-error.format)
 			}
 		}
 		t.broken = chance(r, 0.02)
@@ -160,7 +162,8 @@ func newSpec(r *rand.Rand) *spec {
 		}
 	}
 	if chance(r, 0.2) {
-		s.template = pick(r, "OBS {observation}", "<obs>{observation}</obs>", "工具结果：{observation}", "Tool finished.")
+		s.template = pick(r, "OBS {observation}", "<obs>{observation}</obs>", "工具结果：{observation}", "Tool finished.",
+			"{observation} / {observation}", "Result {n}: {observation}") // two placeholders; a brace pair that is not one
 	}
 	for range s.total + 1 {
 		s.model = append(s.model, s.output(r))
@@ -182,15 +185,23 @@ func newSpec(r *rand.Rand) *spec {
 	}
 	if s.crash != nil && chance(r, 0.3) {
 		s.torn = true
+	} else if s.crash != nil && s.crash.record == "action_result" && s.crash.when == "after" && chance(r, 0.3) {
+		s.damage = pick(r, "last_checksum", "middle") // resume refuses (0002.D5)
 	}
 	if chance(r, 0.1) {
 		// Phases run one after another with no fault in between.
-		s.crash, s.torn, s.cancel, s.modelFail, s.resume = nil, false, nil, 0, false
+		s.crash, s.torn, s.damage, s.cancel, s.modelFail, s.resume = nil, false, "", nil, 0, false
 		p := &phase{goal: pick(r, "Summarize.", "", "汇总"), eff: pick(r, 1, 2), total: pick(r, 1, 2, 3)}
 		for range p.total + 1 {
 			p.model = append(p.model, s.output(r))
 		}
 		s.second = p
+	}
+	if chance(r, 0.02) {
+		// A total cap of zero is refused too, not only an effective one
+		// (0004.D1.min); nothing runs, so no fault is drawn.
+		s.total, s.model = 0, s.model[:1]
+		s.crash, s.torn, s.damage, s.cancel, s.modelFail, s.resume, s.second = nil, false, "", nil, 0, false, nil
 	}
 	return s
 }
@@ -199,11 +210,21 @@ func newSpec(r *rand.Rand) *spec {
 func (s *spec) output(r *rand.Rand) string {
 	t := s.tools[r.IntN(len(s.tools))]
 	if s.code {
-		return pick(r, "```python\nprint(read('a'))\n```", "print(1)", "```\nx = 1\n```", "")
+		return pick(r, "```python\nprint(read('a'))\n```", "print(1)", "```\nx = 1\n```", "",
+			"First I read it.\n```python\nprint(read('a'))\n```",     // prose before the fence (0003.D5.fence)
+			"```python\nprint(1)\n```\nor\n```python\nprint(2)\n```") // several blocks: no action
 	}
 	switch x := r.Float64(); {
-	case x < 0.45:
+	case x < 0.37:
 		return call(t.name, validArgs(r, t))
+	case x < 0.45:
+		// Boundary shapes, 8% together (docs/generate.md).
+		return pick(r,
+			`{"plan": 3, "action": {"tool": "`+t.name+`", "arguments": {}}}`,          // a plan that is not a string
+			`{"action": {"tool": "", "arguments": {}}}`,                               // an empty tool name
+			strings.TrimSuffix(call(t.name, validArgs(r, t)), "}}")+`, "note": "x"}}`, // a key beside arguments
+			"```\n"+call(t.name, validArgs(r, t))+"\n```",                             // a bare fence
+			"Here is the call:\n```json\n"+call(t.name, validArgs(r, t))+"\n```")      // prose before a fence
 	case x < 0.55:
 		return "```json\n" + call(t.name, validArgs(r, t)) + "\n```"
 	case x < 0.63:
@@ -264,7 +285,7 @@ func flattened(name string, args map[string]any) string {
 	if inner == "}" {
 		return fmt.Sprintf(`{"action": {"tool": %q}}`, name)
 	}
-	return fmt.Sprintf(`{"action": {"tool": %q, %s}`, name, inner+"}")
+	return fmt.Sprintf(`{"action": {"tool": %q, %s}`, name, inner)
 }
 
 func compact(v map[string]any) string {
@@ -437,6 +458,9 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 			m["step"] = c.step
 		}
 		faults["crash"] = m
+		if s.damage != "" {
+			faults["journal_damage"] = s.damage
+		}
 		if s.torn {
 			faults["torn_tail"] = true
 		}

@@ -263,8 +263,9 @@ func Decode(line []byte) (*Message, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: more than one JSON value on a line: %s", ErrBadMessage, preview(line))
+	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
+		// Decoder.More would miss a trailing '}' or ']'.
+		return nil, fmt.Errorf("%w: text after the JSON object on a line: %s", ErrBadMessage, preview(line))
 	}
 	switch t, _ := doc.(map[string]any)["type"].(string); {
 	case t == "":

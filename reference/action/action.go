@@ -83,7 +83,10 @@ func ParseJSON(raw string) (Action, error) {
 	if err := dec.Decode(&top); err != nil {
 		return Action{}, &ParseError{Reason: "invalid JSON: " + err.Error()}
 	}
-	if dec.More() {
+	// Anything after the object, a stray closing brace included, is not
+	// dropped silently (0003.D6: every repair is named; GovDoc 六: 禁止静默
+	// 修复). Decoder.More would not see a trailing '}' or ']'.
+	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" {
 		return Action{}, &ParseError{Reason: "text follows the JSON object"}
 	}
 	a := Action{Kind: KindToolCall}

@@ -84,5 +84,9 @@ def parse_code(raw: str) -> Action:
     if len(blocks) > 1:
         return _failed(f"{len(blocks)} fenced blocks in one output; a code action is one", [])
     if blocks:
+        if not blocks[0].strip():
+            return _failed("the code block is empty", ["unfence"])
         return Action(kind="code", code=blocks[0].strip(), repairs=("unfence",))
+    if not text:
+        return _failed("the output is empty: no code to run", [])
     return Action(kind="code", code=raw)
