@@ -18,10 +18,12 @@ func TestDecode(t *testing.T) {
 		t.Fatalf("%+v %v", m, err)
 	}
 	for line, want := range map[string]string{
-		"":                          "empty line",
-		"hello":                     "not a JSON object",
-		`{"call":1}`:                `no "type"`,
-		`{"type":"x"} {"type":"y"}`: "more than one JSON value",
+		"":                                      "empty line",
+		"hello":                                 "not a JSON object",
+		`{"call":1}`:                            `no "type"`,
+		`{"type":"x"} {"type":"y"}`:             "text after the JSON object",
+		`{"type":"released","call":1}}`:         "text after the JSON object",
+		`{"type":"released","call":1,"call":2}`: "duplicate key at /call",
 		`{"type":"model_call","call":"one","phase":0,"input":[]}`:         "at /call: got string, want integer",
 		`{"type":"model_call","call":1,"input":[]}`:                       "at /: missing property 'phase'",
 		`{"type":"model_call","call":1,"phase":0,"input":[],"extra":1}`:   "additional properties 'extra' not allowed",
