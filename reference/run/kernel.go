@@ -520,6 +520,9 @@ func (k *kernel) judge(v Verdict) StopReason {
 	if d.On(deviation.EnvCompletionIgnored) {
 		v.Outcome.EnvReportedCompletion = false
 	}
+	if d.On(deviation.EnvCompletionNeedsExecuted) && v.Outcome.Status == tools.StatusNotExecuted {
+		v.Outcome.EnvReportedCompletion = false
+	}
 	if d.On(deviation.BothCompletionsToolWins) && v.ToolCompletedRun && v.Outcome.EnvReportedCompletion && v.Outcome.Status != tools.StatusEnvError {
 		return GoalReachedByTool
 	}
