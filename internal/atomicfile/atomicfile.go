@@ -54,7 +54,7 @@ func CheckOutput(path string) error {
 		if lst, lerr := os.Lstat(path); lerr == nil && lst.Mode()&os.ModeSymlink != 0 {
 			return fmt.Errorf("%s is a symbolic link to nothing; point it at a file or give another path", path)
 		}
-		return probe(path)
+		return Probe(path)
 	case err != nil:
 		return err
 	case st.IsDir():
@@ -64,7 +64,7 @@ func CheckOutput(path string) error {
 		if err != nil {
 			return err
 		}
-		return probe(real)
+		return Probe(real)
 	}
 	return nil
 }
@@ -103,8 +103,9 @@ func Output(path string, data []byte) error {
 	return f.Close()
 }
 
-// probe checks that path's directory takes a new file, leaving nothing.
-func probe(path string) error {
+// Probe checks that path's directory takes a new file, leaving nothing
+// behind.
+func Probe(path string) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
 	if err != nil {
 		return err

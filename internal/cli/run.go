@@ -360,24 +360,12 @@ func loadKnownFailing(file string) (*knownfail.List, error) {
 	return knownfail.Parse(file, data)
 }
 
-// writableFile checks that path can be created (its directory exists and
-// takes a new file), without leaving anything behind.
-func writableFile(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".probe-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
-}
-
 // writableDir creates dir if needed and checks that it takes a new file.
 func writableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writableFile(filepath.Join(dir, "x"))
+	return atomicfile.Probe(filepath.Join(dir, "x"))
 }
 
 // ids lists the scenarios' ids.

@@ -61,15 +61,19 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 	}
 	type key struct{ phase, step int }
 	steps := map[key]*trajectories.Step{}
+	stepAt := map[*trajectories.Step]int{} // a step's position, for paths
 	for i := range tr.Steps {
 		s := &tr.Steps[i]
 		steps[key{phaseOf(s.Phase), s.Index}] = s
+		stepAt[s] = i
 	}
 	lastModel := map[key]*fakes.Call{}
+	var last key // the step of the latest model call: where a stopped run stopped
 	for i := range rec.Log {
 		c := &rec.Log[i]
 		if c.Kind == fakes.CallModel {
 			lastModel[key{c.Phase, c.Step}] = c
+			last = key{c.Phase, c.Step}
 		}
 	}
 	for i := range tr.Steps {
@@ -96,14 +100,6 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", tr.AssemblyError.Kind, n)
 		}
 	}
-	var lastPhase, lastStep int
-	if n := len(rec.Log); n > 0 {
-		for _, c := range rec.Log {
-			if c.Kind == fakes.CallModel {
-				lastPhase, lastStep = c.Phase, c.Step
-			}
-		}
-	}
 	reported := map[key]bool{}
 	for _, c := range rec.Log {
 		if c.Kind != fakes.CallModel || reported[key{c.Phase, c.Step}] {
@@ -112,7 +108,7 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 		if steps[key{c.Phase, c.Step}] != nil || tr.AssemblyError != nil {
 			continue
 		}
-		if stopped && c.Phase == lastPhase && c.Step == lastStep {
+		if stopped && (key{c.Phase, c.Step}) == last {
 			continue // the step the run stopped in (cancelled, or its call failed)
 		}
 		reported[key{c.Phase, c.Step}] = true
@@ -146,7 +142,7 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				}
 				continue
 			}
-			path := fmt.Sprintf("%s.action", stepPath(tr, s))
+			path := fmt.Sprintf("steps[%d].action", stepAt[s])
 			if c.Kind == fakes.CallHandler {
 				if s.Action.Kind != "tool_call" || s.Action.Tool != c.Tool {
 					o.add(path, []string{"0003.D4"}, "%s: the trajectory says the action was %s; the implementation called the handler of %q", o.stepName(s), actionText(&s.Action), c.Tool)
@@ -177,9 +173,9 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				o.add("steps", []string{"0002.D4"}, "the implementation sent the project executor %d calls for %s, which the trajectory does not settle: an action runs once", n, o.callName(k.phase, k.step))
 			}
 		case s.Action.Kind == "none":
-			o.add(stepPath(tr, s)+".action", []string{"0003.D7", "0008.D3"}, "%s: the trajectory says the output was no action, yet the implementation sent the project executor %d call(s) for it", o.stepName(s), n)
+			o.add(fmt.Sprintf("steps[%d].action", stepAt[s]), []string{"0003.D7", "0008.D3"}, "%s: the trajectory says the output was no action, yet the implementation sent the project executor %d call(s) for it", o.stepName(s), n)
 		case n > 1 && !s.Replayed:
-			o.add(stepPath(tr, s)+".action", []string{"0002.D4", "0008.D3"}, "%s: the implementation sent the project executor %d calls for one action that is not a replayed SAFE step: an action runs once", o.stepName(s), n)
+			o.add(fmt.Sprintf("steps[%d].action", stepAt[s]), []string{"0002.D4", "0008.D3"}, "%s: the implementation sent the project executor %d calls for one action that is not a replayed SAFE step: an action runs once", o.stepName(s), n)
 		}
 	}
 	for i := range tr.Steps {
@@ -229,15 +225,6 @@ func (o *observer) callName(phase, step int) string {
 		return fmt.Sprintf("step %d of phase %s", step, runs[phase].Name)
 	}
 	return fmt.Sprintf("step %d", step)
-}
-
-func stepPath(tr *trajectories.Trajectory, s *trajectories.Step) string {
-	for i := range tr.Steps {
-		if &tr.Steps[i] == s {
-			return fmt.Sprintf("steps[%d]", i)
-		}
-	}
-	return "steps"
 }
 
 func count(log []fakes.Call, kind string) int {

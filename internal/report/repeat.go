@@ -38,9 +38,7 @@ func MergeRepetitions(reps []Repetition) []Row {
 		row.Repetitions = len(rs)
 		for _, r := range rs[1:] {
 			if why := differ(rs[0].Row, r.Row); why != "" {
-				if row.Verdict != Fail {
-					row.Verdict = Fail
-				}
+				row.Verdict = Fail
 				row.Problems = append(row.Problems, Problem{Source: "repeat",
 					Message:   fmt.Sprintf("nondeterministic: runs %d and %d of --repeat differ: %s", rs[0].N, r.N, why),
 					Decisions: row.Decisions})

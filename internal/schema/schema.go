@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // Schema is a compiled JSON Schema.
@@ -69,7 +70,7 @@ func (s *Schema) Validate(instance any) []Problem {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Problem{Pointer: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			out = append(out, Problem{Pointer: jsontext.Pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -91,15 +92,6 @@ func dedupe(ps []Problem) []Problem {
 		}
 	}
 	return out
-}
-
-func pointer(tokens []string) string {
-	var sb strings.Builder
-	for _, t := range tokens {
-		sb.WriteByte('/')
-		sb.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return sb.String()
 }
 
 // DecodeJSON decodes JSON the way the validator expects (numbers kept
