@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -68,6 +71,16 @@ type Env struct {
 	log []Call
 	// points is whether the process now running reports journal points.
 	points bool
+	// process counts the processes (or, in process, the runs) that made
+	// the calls: 0 for the first, one more for each resume.
+	process int
+	// journalPlayed is set when the runner itself cut or damaged the
+	// journal before a resume (journal-lines).
+	journalPlayed bool
+	// offered holds the parts the runner offered to play in this run
+	// (scenarios.PartSink, PartMeasure): the implementation must then use
+	// the runner's sink and measure.
+	offered map[string]bool
 }
 
 // Call kinds in an Env's log.
@@ -76,6 +89,8 @@ const (
 	CallHandler = "handler_call"
 	CallExecute = "execute_call"
 	CallPoint   = "journal_point"
+	CallEvent   = "event"
+	CallMeasure = "measure_call"
 )
 
 // Call is one thing the world received, as it arrived.
@@ -97,6 +112,100 @@ type Call struct {
 	// Points says whether the process that made the call was reporting
 	// journal points when it made it.
 	Points bool
+	// Process is the process that made the call (Env.Restarted).
+	Process int
+	// Event is what the runner's audit sink received (event); Failed says
+	// the runner failed it (faults.sink).
+	Event  *trajectories.Event
+	Failed bool
+	// Block and Text are a measure_call's; Refused says the runner's
+	// measure refused the block (measure_unknown).
+	Block, Text string
+	Refused     bool
+}
+
+// Restarted marks the start of a new process (a resume after a kill, or
+// the next holder): calls from then on belong to it.
+func (e *Env) Restarted() {
+	e.mu.Lock()
+	e.process++
+	e.mu.Unlock()
+}
+
+// Emit is the runner's audit sink: it records the event, and answers with
+// the scenario's faults.sink ("error", "panic") or "" when the sink takes
+// it. The runner plays the failing sink, so a kernel cannot count failures
+// it never had (0011.D2).
+func (e *Env) Emit(phase int, ev trajectories.Event) (fail string) {
+	fail = e.sc.Faults.Sink
+	e.mu.Lock()
+	e.log = append(e.log, Call{Kind: CallEvent, Phase: phase, Step: ev.Step, Event: &ev, Failed: fail != "", Points: e.points, Process: e.process})
+	e.mu.Unlock()
+	return fail
+}
+
+// Unmeasurable is the runner's measure refusing a block type the request
+// lists in measure_unknown (0010.D5).
+type Unmeasurable struct{ Block string }
+
+func (u *Unmeasurable) Error() string {
+	return fmt.Sprintf("this measure has no rule for %q blocks", u.Block)
+}
+
+// Measure is the runner's size measure for one block of a phase: Unicode
+// code points (the suite's measure, docs/protocol.md), or an
+// *Unmeasurable for a type the request's measure_unknown lists.
+func (e *Env) Measure(phase int, block, text string) (int, error) {
+	runs := e.sc.Runs()
+	refused := phase >= 0 && phase < len(runs) && slices.Contains(runs[phase].MeasureUnknown, block)
+	e.mu.Lock()
+	e.log = append(e.log, Call{Kind: CallMeasure, Phase: phase, Block: block, Text: text, Refused: refused, Points: e.points, Process: e.process})
+	e.mu.Unlock()
+	if refused {
+		return 0, &Unmeasurable{Block: block}
+	}
+	return utf8.RuneCountInString(text), nil
+}
+
+// Offer records that the runner plays a part in this run (the run message
+// asked for the wire sink or the wire measure): from then on the
+// implementation must send its events or sizes to the runner.
+func (e *Env) Offer(part string) {
+	e.mu.Lock()
+	if e.offered == nil {
+		e.offered = map[string]bool{}
+	}
+	e.offered[part] = true
+	e.mu.Unlock()
+}
+
+// JournalPlayed records that the runner cut or damaged the journal
+// itself before the resume (journal-lines), rather than asking the
+// implementation to.
+func (e *Env) JournalPlayed() {
+	e.mu.Lock()
+	e.journalPlayed = true
+	e.mu.Unlock()
+}
+
+// Played reports which parts of the scenario's faults the runner played
+// itself in this run (scenarios.PartSink, PartMeasure, PartJournal).
+func (e *Env) Played() map[string]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]bool{}
+	for _, c := range e.log {
+		switch c.Kind {
+		case CallEvent:
+			out[scenarios.PartSink] = true
+		case CallMeasure:
+			out[scenarios.PartMeasure] = true
+		}
+	}
+	if e.journalPlayed {
+		out[scenarios.PartJournal] = true
+	}
+	return out
 }
 
 // Reporting tells the Env whether the process that makes the next calls
@@ -110,7 +219,7 @@ func (e *Env) Reporting(on bool) {
 // Point records a journal point the implementation sent.
 func (e *Env) Point(when, record string, step int) {
 	e.mu.Lock()
-	e.log = append(e.log, Call{Kind: CallPoint, Phase: -1, Step: step, When: when, Record: record, Points: e.points})
+	e.log = append(e.log, Call{Kind: CallPoint, Phase: -1, Step: step, When: when, Record: record, Points: e.points, Process: e.process})
 	e.mu.Unlock()
 }
 
@@ -179,7 +288,7 @@ func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Mess
 	e.modelCalls++
 	in := append([]trajectories.Message(nil), input...)
 	e.inputs = append(e.inputs, in)
-	e.log = append(e.log, Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in, Points: e.points})
+	e.log = append(e.log, Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in, Points: e.points, Process: e.process})
 	e.mu.Unlock()
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
@@ -199,7 +308,7 @@ func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Mess
 	if failNow {
 		return "", &ModelFailure{Message: fail.Message}
 	}
-	if e.takeCancel(step, "model_call") || script[step-1].Block {
+	if e.takeCancel(phase, step, "model_call") || script[step-1].Block {
 		return "", e.block(ctx, func() {
 			e.mu.Lock()
 			e.modelReleased++
@@ -209,18 +318,32 @@ func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Mess
 	return script[step-1].Output, nil
 }
 
-// cancelAt reports whether faults.cancel names this step and call and has
-// not fired yet.
-func (e *Env) cancelAt(step int, during string) bool {
-	c := e.sc.Faults.Cancel
+// cancelAt reports whether faults.cancel (or faults.deadline) names this
+// phase, step and call and has not fired yet.
+func (e *Env) cancelAt(phase, step int, during string) bool {
+	c, _ := e.sc.Faults.Interruption()
+	if c == nil || c.Step != step || c.During != during {
+		return false
+	}
+	if phase >= 0 && phase < len(e.sc.Runs()) && c.Phase != e.phaseName(phase) {
+		return false
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return c != nil && c.Step == step && c.During == during && !e.cancelled
+	return !e.cancelled
+}
+
+// Deadline reports whether the scenario's interruption is a deadline
+// passing rather than a cancellation: the runner then stops the run the
+// way a caller's timeout does (over the protocol, cancel with deadline).
+func (e *Env) Deadline() bool {
+	_, deadline := e.sc.Faults.Interruption()
+	return deadline
 }
 
 // takeCancel is cancelAt that fires the fault.
-func (e *Env) takeCancel(step int, during string) bool {
-	if !e.cancelAt(step, during) {
+func (e *Env) takeCancel(phase, step int, during string) bool {
+	if !e.cancelAt(phase, step, during) {
 		return false
 	}
 	e.mu.Lock()
@@ -247,12 +370,12 @@ func (e *Env) ModelBlocks(phase int, input []trajectories.Message) bool {
 		return false
 	}
 	step := StepOf(input)
-	return e.cancelAt(step, "model_call") || (step <= len(runs[phase].Model) && runs[phase].Model[step-1].Block)
+	return e.cancelAt(phase, step, "model_call") || (step <= len(runs[phase].Model) && runs[phase].Model[step-1].Block)
 }
 
-// HandlerBlocks reports whether the tool's next handler call will block
-// until cancelled.
-func (e *Env) HandlerBlocks(tool string) bool {
+// HandlerBlocks reports whether the tool's next handler call in this
+// phase will block until cancelled.
+func (e *Env) HandlerBlocks(phase int, tool string) bool {
 	t := e.sc.Tool(tool)
 	if t == nil || len(t.Handler) == 0 {
 		return false
@@ -260,7 +383,7 @@ func (e *Env) HandlerBlocks(tool string) bool {
 	e.mu.Lock()
 	n, step := e.perTool[tool], e.lastStep
 	e.mu.Unlock()
-	return e.cancelAt(step, "tool_call") || t.Handler[min(n, len(t.Handler)-1)].Block
+	return e.cancelAt(phase, step, "tool_call") || t.Handler[min(n, len(t.Handler)-1)].Block
 }
 
 // HasHandler reports whether the scenario gives the tool a handler.
@@ -281,10 +404,10 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	step := e.lastStep
 	idx := len(e.handlerCalls)
 	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
-	e.log = append(e.log, Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args), Points: e.points})
+	e.log = append(e.log, Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args), Points: e.points, Process: e.process})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
-	if e.takeCancel(step, "tool_call") {
+	if e.takeCancel(phase, step, "tool_call") {
 		b = scenarios.Behaviour{Block: true}
 	}
 	switch {
@@ -314,7 +437,7 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 func (e *Env) Execute(ctx context.Context, phase int, a trajectories.Action) (scenarios.ScriptedOutcome, error) {
 	e.mu.Lock()
 	a.Repairs = nil
-	e.log = append(e.log, Call{Kind: CallExecute, Phase: phase, Step: e.lastStep, Action: &a, Points: e.points})
+	e.log = append(e.log, Call{Kind: CallExecute, Phase: phase, Step: e.lastStep, Action: &a, Points: e.points, Process: e.process})
 	e.mu.Unlock()
 	return e.Scripted(ctx, phase)
 }
@@ -347,6 +470,11 @@ type Record struct {
 	ModelCallsReleased int
 	// Log is every call and journal point, in arrival order.
 	Log []Call
+	// Process is the process that ran last (Env.Restarted): the one whose
+	// events the trajectory reports.
+	Process int
+	// Offered holds the parts the runner offered to play (Env.Offer).
+	Offered map[string]bool
 }
 
 // Snapshot returns what happened so far.
@@ -360,6 +488,8 @@ func (e *Env) Snapshot() Record {
 		Blocked:            e.blocked,
 		ModelCallsReleased: e.modelReleased,
 		Log:                append([]Call(nil), e.log...),
+		Process:            e.process,
+		Offered:            maps.Clone(e.offered),
 	}
 }
 

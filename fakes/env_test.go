@@ -53,7 +53,7 @@ func TestBlockUntilCancelledAndRelease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	blocked := 0
 	e := New(scenario(), func() { blocked++; cancel() })
-	if !e.HandlerBlocks("wait") || e.HandlerBlocks("seq") {
+	if !e.HandlerBlocks(0, "wait") || e.HandlerBlocks(0, "seq") {
 		t.Error("HandlerBlocks wrong")
 	}
 	_, err := e.CallHandler(ctx, 0, "wait", nil)
@@ -107,7 +107,7 @@ func TestCancelFault(t *testing.T) {
 	if _, err := e.Complete(ctx, 0, in); err != nil {
 		t.Fatal(err)
 	}
-	if !e.HandlerBlocks("seq") {
+	if !e.HandlerBlocks(0, "seq") {
 		t.Error("HandlerBlocks ignores the cancel fault")
 	}
 	if _, err := e.CallHandler(ctx, 0, "seq", nil); !errors.Is(err, context.Canceled) {

@@ -334,14 +334,32 @@ func check(sc *Scenario) error {
 	if sc.Faults.JournalDamage != "" && sc.Faults.TornTail {
 		add("/faults/journal_damage", "journal_damage and torn_tail are two different damages; give one")
 	}
-	if sc.Faults.Resume && sc.Faults.Cancel == nil && sc.Faults.ModelFailure == nil && !blocks(sc) {
-		add("/faults/resume", "resume follows a run that stopped without an end: add a cancel or model_failure fault, or a blocking model turn or handler")
+	if sc.Faults.Cancel != nil && sc.Faults.Deadline != nil {
+		add("/faults/deadline", "give a cancel or a deadline, not both: a run stops once")
+	}
+	if in, _ := sc.Faults.Interruption(); in != nil {
+		key := "/faults/cancel"
+		if sc.Faults.Deadline != nil {
+			key = "/faults/deadline"
+		}
+		switch {
+		case sc.Request != nil && in.Phase != "":
+			add(key+"/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", in.Phase)
+		case sc.Request == nil && !names[in.Phase]:
+			add(key+"/phase", "phase %q is not one of the scenario's phases; a phased scenario's %s names the phase it stops in", in.Phase, key[len("/faults/"):])
+		}
+	}
+	if sc.Faults.Resume && sc.Faults.Cancel == nil && sc.Faults.Deadline == nil && sc.Faults.ModelFailure == nil && !blocks(sc) {
+		add("/faults/resume", "resume follows a run that stopped without an end: add a cancel, deadline or model_failure fault, or a blocking model turn or handler")
 	}
 	if sc.Faults.Resume && sc.Faults.Crash != nil {
 		add("/faults/resume", "a crash is always resumed; resume is for runs that stopped without an end")
 	}
 	if sc.Faults.Resume && sc.Request == nil {
 		add("/faults/resume", "resume applies to single-request scenarios only")
+	}
+	if i := sc.Expect.Interrupted; i != nil && (sc.Request == nil) != (i.Phase != "") {
+		add("/expect/interrupted", "expect.interrupted names the phase in flight in a phased scenario, and only there")
 	}
 	if sc.Expect.Interrupted != nil && sc.Expect.End != nil {
 		add("/expect", "expect both an interruption and an end; a cancelled run has no end")

@@ -223,6 +223,10 @@ type Faults struct {
 	// Cancel cancels the run at one step, during its model call or its
 	// tool call (the same as a {block: true} model turn or handler).
 	Cancel *CancelSpec `yaml:"cancel,omitempty" json:"cancel,omitempty"`
+	// Deadline is the run's deadline passing at one step, during its
+	// model call or its tool call: the caller's timeout, which the kernel
+	// must treat as it treats a cancellation (0004.D4.deadline).
+	Deadline *CancelSpec `yaml:"deadline,omitempty" json:"deadline,omitempty"`
 	// ModelFailure makes one step's model call fail once.
 	ModelFailure *ModelFailure `yaml:"model_failure,omitempty" json:"model_failure,omitempty"`
 	// Resume has the next lease holder resume the journal of a run that
@@ -239,10 +243,21 @@ type ModelFailure struct {
 	Message string `yaml:"message" json:"message"`
 }
 
-// CancelSpec is a cancellation at one step.
+// CancelSpec is a cancellation (or a deadline) at one step; Phase names
+// the phase in a phased scenario.
 type CancelSpec struct {
+	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"`
 	Step   int    `yaml:"step" json:"step"`
 	During string `yaml:"during" json:"during"` // model_call or tool_call
+}
+
+// Interruption is the scenario's cancel or deadline fault, whichever is
+// given (the loader refuses both), and whether it is the deadline.
+func (f *Faults) Interruption() (spec *CancelSpec, deadline bool) {
+	if f.Deadline != nil {
+		return f.Deadline, true
+	}
+	return f.Cancel, false
 }
 
 // JournalError names a journal write and the file-system error it gets.
@@ -308,6 +323,7 @@ type ExpectAssembly struct {
 
 // ExpectInterrupted expects the run to stop cancelled, without an end.
 type ExpectInterrupted struct {
+	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"`
 	Step   int    `yaml:"step" json:"step"`
 	During string `yaml:"during" json:"during"`
 	Tool   string `yaml:"tool,omitempty" json:"tool,omitempty"`
@@ -383,31 +399,40 @@ type ExpectEvent struct {
 	Replayed *bool `yaml:"replayed,omitempty" json:"replayed,omitempty"`
 }
 
-// SelfStaged lists the parts of the scenario the implementation stages
-// itself, which the runner cannot play or see: a failing audit sink and
-// the count of its failures, a size measure that refuses a block, the torn
-// journal record, a journal write that fails. A verdict on such a
-// scenario rests on the implementation's own word for that part
-// (docs/protocol.md, "Evidence"). Empty means everything the verdict
-// needs crossed the wire or lay in files the runner read.
-func (s *Scenario) SelfStaged() []string {
+// Staged parts of a scenario's faults, by who can play them.
+const (
+	PartSink    = "sink"    // the failing audit sink (wire-sink)
+	PartMeasure = "measure" // the size measure's refusal (wire-measure)
+	PartJournal = "journal" // the cut or damage of the journal (journal-lines)
+	PartWrite   = "write"   // the failing journal write (no option plays it)
+)
+
+// SelfStaged lists the parts of the scenario an implementation stages
+// itself unless the runner plays them: a failing audit sink and the count
+// of its failures, a size measure that refuses a block, the torn or
+// damaged journal record, a journal write that fails. played names the
+// parts the runner played in this run (PartSink, …); a verdict on a
+// scenario with a part left over rests on the implementation's own word
+// for it (docs/protocol.md, "Evidence"). Empty means everything the
+// verdict needs crossed the wire or lay in files the runner read.
+func (s *Scenario) SelfStaged(played map[string]bool) []string {
 	var out []string
-	if s.Faults.Sink != "" {
+	if s.Faults.Sink != "" && !played[PartSink] {
 		out = append(out, "faults.sink (the failing audit sink and event_sink_failures)")
 	}
 	for _, r := range s.Runs() {
-		if len(r.MeasureUnknown) > 0 {
+		if len(r.MeasureUnknown) > 0 && !played[PartMeasure] {
 			out = append(out, "measure_unknown (the size measure's refusal)")
 			break
 		}
 	}
-	if s.Faults.TornTail {
+	if s.Faults.TornTail && !played[PartJournal] {
 		out = append(out, "tear_tail (the cut of the journal's last record)")
 	}
-	if s.Faults.JournalError != nil {
+	if s.Faults.JournalError != nil && !played[PartWrite] {
 		out = append(out, "faults.journal_error (the failing journal write)")
 	}
-	if s.Faults.JournalDamage != "" {
+	if s.Faults.JournalDamage != "" && !played[PartJournal] {
 		out = append(out, "journal_damage (the damage to the journal)")
 	}
 	return out

@@ -43,6 +43,8 @@ type RunError struct {
 
 // Interrupted is a run that was cancelled: it stopped without an end.
 type Interrupted struct {
+	// Phase names the phase that was in flight, in a phased scenario.
+	Phase  string `json:"phase,omitempty"`
 	Step   int    `json:"step"`
 	During string `json:"during"`
 	Tool   string `json:"tool,omitempty"`

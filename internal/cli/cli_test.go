@@ -459,7 +459,7 @@ func TestImplIsAShellCommandLine(t *testing.T) {
 func TestImplementationStderrPerScenario(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
-	impl := exe + " serve-reference | tee /dev/stderr"
+	impl := exe + " serve-reference --plain | tee /dev/stderr"
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{"run", "--impl", impl, "--run", "outcome.*", "-p", "2", "--report", "junit", "--out", filepath.Join(dir, "j.xml")}, strings.NewReader(""), &out, &errb)

@@ -24,6 +24,8 @@ func TestRun_lyingImplementations(t *testing.T) {
 		{"skips-intent", "resume.never-not-replayed", "before the journal point after its action_intent: the action ran before its intent was written"},
 		{"fake-release", "cancel.during-tool-call", "after the runner cancelled the run: a cancelled run abandons its calls and stops"},
 		{"executes-twice", "executor.project-executor-beside-tools", "the implementation sent the project executor 2 calls for one action"},
+		{"sink-skipped", "events.sink-failure-continues", "the audit sink received only 0 event(s)"},
+		{"measure-self", "context.unknown-block-before-model-call", "the runner offered its size measure (wire_measure), yet the implementation sent model calls without asking it"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()

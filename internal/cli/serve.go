@@ -20,6 +20,7 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 	var mutants ignoreFlag
 	fs.Var(&mutants, "mutant", "serve the reference with this named deviation from the design turned on (repeatable; polyloop-conform selfcheck lists them)")
 	reword := fs.Bool("reword", false, "word every sentence the design leaves to the implementation differently (the suite must still pass; with run --strict it must fail)")
+	plain := fs.Bool("plain", false, "offer none of the protocol options (wire-sink, wire-measure, journal-lines): stage every fault in the process, as an implementation without them does")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -30,7 +31,17 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, fmt.Errorf("--mutant: %w", err))
 	}
-	id := serveref.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: refdriver.Capabilities()}
+	caps := refdriver.Capabilities()
+	switch {
+	case *plain:
+	case *reword:
+		// The rewording is applied to the finished trajectory, so its
+		// events could not be the ones a wire sink received.
+		caps = append(caps, protocol.WireMeasure, protocol.JournalLines)
+	default:
+		caps = append(caps, protocol.WireSink, protocol.WireMeasure, protocol.JournalLines)
+	}
+	id := serveref.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: caps}
 	if err := serveref.Serve(ctx, id, serveref.ServeOptions{Reword: *reword, Deviations: devs}, s.in, s.out); err != nil {
 		return setupError(s, err)
 	}

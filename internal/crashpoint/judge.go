@@ -29,7 +29,7 @@ type Counts struct {
 // Eligible reports whether a scenario can be explored: one request, a
 // journal-capable run, and no faults that fight the kill.
 func Eligible(sc *scenarios.Scenario) bool {
-	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Faults.ModelFailure != nil || sc.Faults.Resume || sc.Expect.AssemblyError != nil {
+	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Faults.Deadline != nil || sc.Faults.ModelFailure != nil || sc.Faults.Resume || sc.Expect.AssemblyError != nil {
 		return false
 	}
 	if slices.ContainsFunc(sc.Request.Model, func(m scenarios.ModelTurn) bool { return m.Block }) {

@@ -46,7 +46,7 @@ func wholeSuite(t *testing.T, strict bool) *Suite {
 // implementation-text fields and nothing else.
 func TestRewordedReferencePassesByDefault(t *testing.T) {
 	ctx := context.Background()
-	d := transformed{change: refdriver.Reword}
+	d := transformed{Driver: refdriver.Driver{Staged: true}, change: refdriver.Reword}
 	suite := wholeSuite(t, false)
 	for _, sc := range suite.Scenarios {
 		if res := suite.Run(ctx, d, sc); !res.Passed() {

@@ -53,6 +53,10 @@ type Result struct {
 	// ExpectOnly is set when the scenario had no golden and was judged by
 	// its expect block alone (Suite.GoldensOptional).
 	ExpectOnly bool
+	// Staged lists the parts of the scenario's faults the implementation
+	// staged itself, the runner not playing them (Scenario.SelfStaged):
+	// the verdict takes the implementation's word for those.
+	Staged []string
 }
 
 // Passed reports whether the scenario ran and nothing was wrong.
@@ -130,9 +134,19 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	start := time.Now()
 	tctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	defer cancelTimeout()
-	runCtx, cancelRun := context.WithCancel(tctx)
+	runCtx, cancelRun, expire := fakes.RunContext(tctx)
 	defer cancelRun()
-	env := fakes.New(sc, cancelRun)
+	// A fake that blocks stands for the call in flight when the run's
+	// caller stops it: by cancelling it, or by its deadline passing
+	// (faults.deadline).
+	var env *fakes.Env
+	env = fakes.New(sc, func() {
+		if env.Deadline() {
+			expire()
+		} else {
+			cancelRun()
+		}
+	})
 	tr, err := d.Run(runCtx, sc, env)
 	res.Duration = time.Since(start)
 	if err == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
@@ -164,6 +178,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
 	res.Problems = append(Observed(sc, tr, claimed, snap), s.Judge(sc, tr)...)
+	res.Staged = sc.SelfStaged(env.Played())
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {
 		res.ExpectOnly = true
 	}

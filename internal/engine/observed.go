@@ -188,6 +188,8 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 			o.add(fmt.Sprintf("steps[%d].outcome", i), []string{"0008.D3"}, "%s: the trajectory reports the action %s, but no execute_call for it reached the project executor", o.stepName(s), strings.ToLower(s.Outcome.Status))
 		}
 	}
+	o.events(tr, rec)
+	o.measures(tr, rec)
 	if len(claimed.HandlerCalls) > 0 {
 		a, _ := jsontext.Marshal(claimed.HandlerCalls)
 		b, _ := jsontext.Marshal(append([]trajectories.HandlerCall{}, rec.HandlerCalls...))
@@ -302,4 +304,123 @@ func argsText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// events holds the trajectory's events to what the runner's audit sink
+// received, when the runner played one (wire-sink; in process, always):
+// the events of the last process, in order, exactly, and as many sink
+// failures as the runner gave (0011.D1, 0011.D2, 0011.D2.count).
+func (o *observer) events(tr *trajectories.Trajectory, rec fakes.Record) {
+	var got []trajectories.Event
+	played, failed := false, 0
+	for _, c := range rec.Log {
+		if c.Kind != fakes.CallEvent {
+			continue
+		}
+		played = true
+		if c.Process != rec.Process {
+			continue
+		}
+		got = append(got, *c.Event)
+		if c.Failed {
+			failed++
+		}
+	}
+	if !played && !rec.Offered[scenarios.PartSink] {
+		return
+	}
+	for i := range max(len(got), len(tr.Events)) {
+		switch {
+		case i >= len(tr.Events):
+			o.add("events", []string{"0011.D1"}, "the trajectory reports %d event(s); the audit sink received %d, the next one %s", len(tr.Events), len(got), render(got[i]))
+		case i >= len(got):
+			o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory reports event %s; the audit sink received only %d event(s)", render(tr.Events[i]), len(got))
+		default:
+			a, b := render(tr.Events[i]), render(got[i])
+			if a == b {
+				continue
+			}
+			o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory says event %d was %s; the audit sink received %s", i+1, a, b)
+		}
+		break
+	}
+	if failed > 0 && tr.EventSinkFailures != failed {
+		o.add("event_sink_failures", []string{"0011.D2", "0011.D2.count"}, "the trajectory says event_sink_failures %d; the runner's audit sink failed %d event(s)", tr.EventSinkFailures, failed)
+	}
+}
+
+// measures holds the run to the runner's size measure, when the runner
+// played it (wire-measure; in process, always): once the measure refused a
+// block type, no model call of that phase may carry a block of the type,
+// whose size nobody measured (0010.D5); and a refusal in the trajectory
+// must follow a refusal of the runner's.
+func (o *observer) measures(tr *trajectories.Trajectory, rec fakes.Record) {
+	log := rec.Log
+	runs := o.sc.Runs()
+	played := false
+	refused := map[int]map[string]bool{} // phase -> block types refused so far
+	for _, c := range log {
+		switch c.Kind {
+		case fakes.CallMeasure:
+			played = true
+			if c.Refused {
+				if refused[c.Phase] == nil {
+					refused[c.Phase] = map[string]bool{}
+				}
+				refused[c.Phase][c.Block] = true
+			}
+		case fakes.CallModel:
+			if c.Phase < 0 || c.Phase >= len(runs) {
+				continue
+			}
+			for _, b := range blockTypes(o.sc.Definition, runs[c.Phase], c.Input) {
+				if refused[c.Phase][b] {
+					o.add("steps", []string{"0010.D5"}, "the runner's size measure refused %s blocks, yet the implementation sent the model a context with one (model call for %s): its size was never measured", b, o.callName(c.Phase, c.Step))
+					return
+				}
+			}
+		}
+	}
+	if !played && rec.Offered[scenarios.PartMeasure] && count(log, fakes.CallModel) > 0 {
+		o.add("steps", []string{"0010.D5"}, "the runner offered its size measure (wire_measure), yet the implementation sent model calls without asking it to measure a block")
+	}
+	if (played || rec.Offered[scenarios.PartMeasure]) && len(refused) == 0 && tr.AssemblyError != nil && tr.AssemblyError.Kind == "unmeasurable_block" {
+		o.add("assembly_error", []string{"0010.D5"}, "the trajectory says the request was refused for a block the measure cannot size; the runner's measure refused none")
+	}
+}
+
+// blockTypes names the block types (0010.D5.names) a model input holds,
+// from the request that built it: the fragments and injections it was
+// given, then the model outputs (assistant messages) and the rendered
+// observations (user messages after the first output).
+func blockTypes(def scenarios.Definition, r scenarios.Request, input []trajectories.Message) []string {
+	var out []string
+	if def.RunFragment != "" {
+		out = append(out, "run_fragment")
+	}
+	for _, in := range r.Injections {
+		if in.Text != "" {
+			out = append(out, "injection")
+			break
+		}
+	}
+	if r.GoalFragment != "" {
+		out = append(out, "goal_fragment")
+	}
+	output, observation := false, false
+	for _, m := range input {
+		switch {
+		case m.Role == "assistant":
+			output = true
+		case output:
+			observation = true
+		}
+	}
+	if output {
+		out = append(out, "model_output")
+	}
+	if observation {
+		out = append(out, "observation")
+	}
+	return out
 }

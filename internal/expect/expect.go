@@ -100,6 +100,9 @@ func check(sc *scenarios.Scenario, doc any) *checker {
 		c.value("end", nil)
 	}
 	if i := e.Interrupted; i != nil {
+		if i.Phase != "" {
+			c.value("interrupted.phase", i.Phase)
+		}
 		c.value("interrupted.step", i.Step)
 		c.value("interrupted.during", i.During)
 		if i.Tool != "" {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
+	"github.com/polyloop/polyloop-conform/internal/journalfile"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -227,6 +229,11 @@ func (c *Client) Capabilities() []string {
 		return nil
 	}
 	return c.hello.Capabilities
+}
+
+// offers reports whether the implementation claimed a protocol option.
+func (c *Client) offers(option string) bool {
+	return slices.Contains(c.Capabilities(), option)
 }
 
 // Close kills every idle process.
@@ -508,6 +515,20 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	runID := NewRunID()
 	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
 	run.Spec.Scenario = runID
+	// The parts of a fault the runner can play, it plays: an
+	// implementation that offers them is not told the fault at all.
+	if c.offers(WireSink) {
+		env.Offer(scenarios.PartSink)
+		run.WireSink = true
+		run.Spec.Faults.Sink = ""
+	}
+	if c.offers(WireMeasure) {
+		env.Offer(scenarios.PartMeasure)
+		run.WireMeasure = true
+		for i := range run.Spec.Requests {
+			run.Spec.Requests[i].MeasureUnknown = nil
+		}
+	}
 	var crash *scenarios.CrashSpec
 	explore := o.CrashAt != nil || o.Points
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
@@ -544,6 +565,14 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		ch.kill()
 		return nil, err
 	}
+	if c.offers(JournalLines) && run.ReportJournalPoints && sc.Faults.JournalError == nil {
+		if err := x.journalMatchesPoints(run.JournalDir); err != nil {
+			if x.killedAt == nil {
+				ch.kill()
+			}
+			return nil, err
+		}
+	}
 	if x.killedAt == nil {
 		c.put(ch)
 		if out.AssemblyError != nil {
@@ -575,13 +604,24 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 			return nil, err
 		}
 	}
+	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage,
+		WireSink: run.WireSink, WireMeasure: run.WireMeasure}
+	if c.offers(JournalLines) && (resume.TearTail || resume.Damage != "") {
+		// The runner cuts or damages the journal itself, as a crash (or
+		// the disk) would: the implementation is only asked to resume.
+		if err := playJournal(run.JournalDir, resume.TearTail, resume.Damage); err != nil {
+			return nil, err
+		}
+		env.JournalPlayed()
+		resume.TearTail, resume.Damage = false, ""
+	}
 	ch, err = c.spawn(tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
 	setRunning(ch)
 	ch.logs.setScenario(sc.ID)
-	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage}
+	env.Restarted()
 	if err := ch.send(resume); err != nil {
 		ch.kill()
 		return nil, err
@@ -625,6 +665,9 @@ type exchange struct {
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
 	onPoint   func(Point) // sees every journal point passed, if set
+	// lastAfter is the seq of the latest "after" journal point: how many
+	// records the journal holds once the process stops at a point.
+	lastAfter int
 	// cancelSent is set once the runner cancelled this process's run.
 	cancelSent bool
 
@@ -668,7 +711,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			}
 		case TypeHandlerCall:
 			ch.state = fmt.Sprintf("the next message after answering handler_call %d (%s)", m.Call, m.Tool)
-			if x.env.HandlerBlocks(m.Tool) {
+			if x.env.HandlerBlocks(*m.Phase, m.Tool) {
 				calls.Add(1)
 				go func() { defer calls.Done(); x.answerHandler(ch, m) }()
 			} else {
@@ -695,6 +738,9 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 				return nil, errors.New("journal_point without point")
 			}
 			x.env.Point(m.Point.When, m.Point.Record, m.Point.Step)
+			if m.Point.When == "after" {
+				x.lastAfter = m.Point.Seq
+			}
 			if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) {
 				p := *m.Point
 				x.killedAt = &p
@@ -706,6 +752,36 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			}
 			ch.state = fmt.Sprintf("the next message after journal point %s", m.Point)
 			if err := ch.send(&Message{Type: TypeContinue, Call: m.Call}); err != nil {
+				return nil, err
+			}
+		case TypeEvent:
+			if m.Event == nil {
+				return nil, fmt.Errorf("event %d without event", m.Call)
+			}
+			ch.state = fmt.Sprintf("the next message after answering event %d", m.Call)
+			answer := &Message{Type: TypeEventResult, Call: m.Call}
+			switch x.env.Emit(*m.Phase, *m.Event) {
+			case "error":
+				answer.Error = &scenarios.NamedError{Type: "AuditStoreError", Message: "the audit store refused the event"}
+			case "panic":
+				text := "bug in the audit sink"
+				answer.Panic = &text
+			}
+			if err := ch.send(answer); err != nil {
+				return nil, err
+			}
+		case TypeMeasureCall:
+			if m.Text == nil {
+				return nil, fmt.Errorf("measure_call %d without text", m.Call)
+			}
+			ch.state = fmt.Sprintf("the next message after answering measure_call %d", m.Call)
+			answer := &Message{Type: TypeMeasureResult, Call: m.Call}
+			if n, err := x.env.Measure(*m.Phase, m.Block, *m.Text); err != nil {
+				answer.Error = &scenarios.NamedError{Type: "MeasureError", Message: err.Error()}
+			} else {
+				answer.Size = &n
+			}
+			if err := ch.send(answer); err != nil {
 				return nil, err
 			}
 		case TypeResult:
@@ -838,6 +914,41 @@ func (x *exchange) answerExecute(ch *child, m *Message) error {
 		return x.sendCancel(ch, m.Call)
 	}
 	return ch.send(&Message{Type: TypeExecuteResult, Call: m.Call, Outcome: OutcomeOf(s)})
+}
+
+// journalMatchesPoints holds the journal of an implementation that offers
+// journal-lines to the points it reported: one file in journal_dir, as
+// many whole records as the latest "after" point's seq, nothing torn (the
+// runner stopped the process at a point, between writes).
+func (x *exchange) journalMatchesPoints(dir string) error {
+	if x.lastAfter == 0 {
+		return nil // stopped before the first write finished: nothing to hold
+	}
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	n, torn, err := journalfile.Records(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the journal: %w", err)
+	case torn || n != x.lastAfter:
+		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", n, map[bool]string{true: " and a torn one", false: ""}[torn], x.lastAfter)
+	}
+	return nil
+}
+
+// playJournal cuts or damages the journal of an implementation that
+// offers journal-lines, as the resume message would otherwise ask it to.
+func playJournal(dir string, tear bool, damage string) error {
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	if tear {
+		return journalfile.Tear(path)
+	}
+	return journalfile.Damage(path, damage)
 }
 
 // transcript collects one scenario's exchange for --transcripts.

@@ -45,6 +45,28 @@ const (
 	TypeReleased      = "released"
 	TypeResult        = "result"
 	TypeError         = "error"
+	TypeEvent         = "event"
+	TypeEventResult   = "event_result"
+	TypeMeasureCall   = "measure_call"
+	TypeMeasureResult = "measure_result"
+)
+
+// Protocol options: capabilities with which the runner plays a part of a
+// fault itself (docs/protocol.md, "Faults the runner plays"). They are
+// claimed in the hello like the scenario capabilities, but no scenario
+// requires them: without one, the part is staged by the implementation
+// and the verdict takes its word for it.
+const (
+	// WireSink: an audit sink that sends every event to the runner, which
+	// answers it, or fails it for faults.sink.
+	WireSink = "wire-sink"
+	// WireMeasure: a size measure the runner answers, refusing the block
+	// types of measure_unknown.
+	WireMeasure = "wire-measure"
+	// JournalLines: the journal is one file in journal_dir, one record per
+	// line, each line with its own checksum; the runner cuts (tear_tail)
+	// and damages (journal_damage) it itself.
+	JournalLines = "journal-lines"
 )
 
 // Message is every protocol message; Type says which fields matter.
@@ -72,9 +94,13 @@ type Message struct {
 	TearTail bool `json:"tear_tail,omitempty"`
 	// Damage asks a resuming implementation to damage its journal the way
 	// no crash does (last_checksum or middle) first; resume must refuse.
-	Damage     string                   `json:"damage,omitempty"`
-	Trajectory *trajectories.Trajectory `json:"trajectory,omitempty"`
-	Message    string                   `json:"message,omitempty"`
+	Damage string `json:"damage,omitempty"`
+	// WireSink and WireMeasure ask for the wire sink and the wire measure
+	// (to an implementation that claims them).
+	WireSink    bool                     `json:"wire_sink,omitempty"`
+	WireMeasure bool                     `json:"wire_measure,omitempty"`
+	Trajectory  *trajectories.Trajectory `json:"trajectory,omitempty"`
+	Message     string                   `json:"message,omitempty"`
 
 	// calls from the implementation and their answers
 	Call int `json:"call,omitempty"`
@@ -92,6 +118,16 @@ type Message struct {
 	Error     *scenarios.NamedError   `json:"error,omitempty"`
 	EnvError  *string                 `json:"env_error,omitempty"`
 	Point     *Point                  `json:"point,omitempty"`
+	// Deadline marks a cancel as the run's deadline passing.
+	Deadline bool `json:"deadline,omitempty"`
+	// Event is what the wire sink received (event).
+	Event *trajectories.Event `json:"event,omitempty"`
+	// Panic is an event_result whose sink breaks instead of failing.
+	Panic *string `json:"panic,omitempty"`
+	// Block and Text are a measure_call's; Size a measure_result's.
+	Block string  `json:"block,omitempty"`
+	Text  *string `json:"text,omitempty"`
+	Size  *int    `json:"size,omitempty"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.
@@ -240,7 +276,8 @@ func ScenarioFor(s *RunSpec) *scenarios.Scenario {
 
 var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,
 	TypeHandlerCall: true, TypeHandlerResult: true, TypeExecuteCall: true, TypeExecuteResult: true, TypeJournalPoint: true,
-	TypeContinue: true, TypeCancel: true, TypeReleased: true, TypeResult: true, TypeError: true}
+	TypeContinue: true, TypeCancel: true, TypeReleased: true, TypeResult: true, TypeError: true,
+	TypeEvent: true, TypeEventResult: true, TypeMeasureCall: true, TypeMeasureResult: true}
 
 // ErrBadMessage wraps every decoding failure.
 var ErrBadMessage = errors.New("bad protocol message")

@@ -8,7 +8,6 @@
 package refdriver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/journalfile"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
@@ -53,6 +53,17 @@ type Options struct {
 	// run before and after it happens (serve-reference reports them as
 	// journal points).
 	JournalHook journal.Hook
+	// Sink, when set, is an audit sink the runner plays (the fakes in
+	// process; event messages over the protocol): it gets every event with
+	// its phase index and answers "" (taken), "error" or "panic". With it
+	// the scenario's faults.sink is the runner's to play, not the driver's.
+	Sink func(phase int, e trajectories.Event) string
+	// Measure, when set, is the requests' size measure, played by the
+	// runner, which refuses measure_unknown's block types itself.
+	Measure func(phase int, block, text string) (int, error)
+	// Restarted, when set, is told when a resume starts, in process as if
+	// in a new process: the runner's record of the calls starts afresh.
+	Restarted func()
 }
 
 // scenarioRun is what every run of one scenario shares: the scenario, its
@@ -82,7 +93,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 			return tr, nil
 		}
 		rec := &events.Recorder{}
-		opts := run.Options{Model: run.ModelFunc(modelFor(env, i, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
+		opts := run.Options{Model: run.ModelFunc(modelFor(env, i, o.Deviations)), Sinks: sr.sinks(rec, i)}
 		var res *run.Result
 		switch {
 		case sc.Faults.Crash != nil || o.Crash != nil:
@@ -127,6 +138,9 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 		appendResult(tr, phase, isMulti, res, evs)
 		if in.Cancelled() {
 			tr.Interrupted = &trajectories.Interrupted{Step: in.Step, During: in.During, Tool: in.Tool}
+			if isMulti {
+				tr.Interrupted.Phase = phase
+			}
 		} else {
 			tr.RunError = &trajectories.RunError{Kind: "model_call", Message: in.Err.Error()}
 		}
@@ -177,7 +191,8 @@ func (sr scenarioRun) stopAndResume(ctx context.Context, req *run.Request, opts 
 		defer cancel()
 	}
 	*rec = &events.Recorder{}
-	opts.Sinks = sinks(*rec, sc.Faults.Sink)
+	opts.Sinks = sr.sinks(*rec, 0)
+	sr.restarted()
 	res, err = sr.journaled(next, opts, dir, nil, true)
 	if res == nil || res.Resume == nil {
 		return res, nil, err
@@ -218,7 +233,45 @@ func released(err error, d deviation.Set) {
 	}
 }
 
-func sinks(rec *events.Recorder, fault string) []events.Sink {
+// sinks are the audit sinks of phase i's run: the recorder the trajectory
+// is written from, and the runner's sink when it plays one, or else the
+// scenario's failing sink, if any, staged here.
+func (sr scenarioRun) sinks(rec *events.Recorder, i int) []events.Sink {
+	if sr.o.Sink == nil {
+		return stagedSinks(rec, sr.sc.Faults.Sink)
+	}
+	phase := ""
+	if multi(sr.sc) {
+		phase = sr.sc.Runs()[i].Name
+	}
+	play := sr.o.Sink
+	return []events.Sink{rec, events.SinkFunc(func(e events.Event) error {
+		switch play(i, WireEvent(e, phase)) {
+		case "error":
+			return errors.New("audit store unavailable")
+		case "panic":
+			panic("audit sink bug")
+		}
+		return nil
+	})}
+}
+
+// restarted tells the runner that a resume starts.
+func (sr scenarioRun) restarted() {
+	if sr.o.Restarted != nil {
+		sr.o.Restarted()
+	}
+}
+
+// WireEvent is a kernel event as trajectories (and the protocol's event
+// message) carry it, with its phase's name ("" outside phased scenarios).
+func WireEvent(e events.Event, phase string) trajectories.Event {
+	return trajectories.Event{Type: e.Type, Phase: phase, Step: e.Step, RawOutput: e.RawOutput,
+		Decision: e.Decision, Repairs: e.Repairs, Tool: e.Tool, Status: e.Status, Observation: e.Observation,
+		ErrorType: e.ErrorType, Error: e.Error, Reason: e.Reason, Replayed: e.Replayed}
+}
+
+func stagedSinks(rec *events.Recorder, fault string) []events.Sink {
 	out := []events.Sink{rec}
 	switch fault {
 	case "error":
@@ -266,7 +319,8 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 		}
 	}
 	*rec = &events.Recorder{}
-	opts.Sinks = sinks(*rec, sc.Faults.Sink)
+	opts.Sinks = sr.sinks(*rec, 0)
+	sr.restarted()
 	res, err = sr.journaled(ctx, opts, dir, nil, true)
 	if err != nil {
 		return nil, nil, err
@@ -299,8 +353,9 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	}
 	def := definition(sc)
 	rec := &events.Recorder{}
-	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sinks(rec, sc.Faults.Sink)}
-	res, err := scenarioRun{sc: sc, def: def, env: env, o: o}.journaled(ctx, opts, dir, hook, resume)
+	sr := scenarioRun{sc: sc, def: def, env: env, o: o}
+	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sr.sinks(rec, 0)}
+	res, err := sr.journaled(ctx, opts, dir, hook, resume)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	var ae *run.AssemblyError
 	if errors.As(err, &ae) {
@@ -347,66 +402,14 @@ func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, 
 	return run.Run(ctx, req, opts)
 }
 
-// TearTail cuts the journal's last record in half, which is what a crash
-// during that write leaves (docs/protocol.md, tear_tail). Resume must then
-// report the torn tail, drop it and continue as if that write never
-// happened (0002.D5): a torn action intent means the action never started.
-func TearTail(dir string) error {
-	path := filepath.Join(dir, journal.FileName)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("tear journal tail: %w", err)
-	}
-	body := bytes.TrimSuffix(data, []byte("\n"))
-	if len(body) == 0 {
-		return fmt.Errorf("tear journal tail: %s has no record to tear", path)
-	}
-	start := bytes.LastIndexByte(body, '\n') + 1
-	cut := start + (len(body)-start)/2
-	if err := os.Truncate(path, int64(cut)); err != nil {
-		return fmt.Errorf("tear journal tail: %w", err)
-	}
-	return nil
-}
+// TearTail cuts the last record of the reference's journal in dir in
+// half (journalfile.Tear).
+func TearTail(dir string) error { return journalfile.Tear(filepath.Join(dir, journal.FileName)) }
 
-// DamageJournal damages the journal in dir the way no crash does
-// (docs/protocol.md, damage): "last_checksum" changes one byte inside the
-// last record, keeping its line whole, so its checksum no longer matches;
-// "middle" does the same to the first record, leaving the records after it
-// intact. Resume must refuse either (0002.D5).
+// DamageJournal damages the reference's journal in dir the way no crash
+// does (journalfile.Damage): resume must refuse it (0002.D5).
 func DamageJournal(dir, kind string) error {
-	path := filepath.Join(dir, journal.FileName)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("damage journal: %w", err)
-	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
-		lines = lines[:n-1]
-	}
-	var i int
-	switch kind {
-	case "last_checksum":
-		i = len(lines) - 1
-	case "middle":
-		if len(lines) < 2 {
-			return fmt.Errorf("damage journal: %s has %d record(s); damage in the middle needs two", path, len(lines))
-		}
-		i = 0
-	default:
-		return fmt.Errorf("damage journal: unknown kind %q (last_checksum or middle)", kind)
-	}
-	if i < 0 || len(lines[i]) < 12 {
-		return fmt.Errorf("damage journal: %s has no record to damage", path)
-	}
-	// Past the "crc32c-hex " prefix, inside the payload, before the newline.
-	at := 9 + (len(lines[i])-10)/2
-	if lines[i][at] == 'x' {
-		lines[i][at] = 'y'
-	} else {
-		lines[i][at] = 'x'
-	}
-	return os.WriteFile(path, bytes.Join(lines, nil), 0o644)
+	return journalfile.Damage(filepath.Join(dir, journal.FileName), kind)
 }
 
 // deviateSpecs applies the registry deviations: a later spec of the same
@@ -525,7 +528,10 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 		ex = re
 	}
 	var measure assembly.Measure
-	if len(r.MeasureUnknown) > 0 {
+	if play := o.Measure; play != nil {
+		phase := i
+		measure = func(t assembly.BlockType, text string) (int, error) { return play(phase, string(t), text) }
+	} else if len(r.MeasureUnknown) > 0 {
 		unknown := r.MeasureUnknown
 		measure = func(t assembly.BlockType, text string) (int, error) {
 			if slices.Contains(unknown, string(t)) {
@@ -564,9 +570,7 @@ func appendResult(tr *trajectories.Trajectory, phase string, isMulti bool, res *
 		})
 	}
 	for _, e := range evs {
-		tr.Events = append(tr.Events, trajectories.Event{Type: e.Type, Phase: phase, Step: e.Step, RawOutput: e.RawOutput,
-			Decision: e.Decision, Repairs: e.Repairs, Tool: e.Tool, Status: e.Status, Observation: e.Observation,
-			ErrorType: e.ErrorType, Error: e.Error, Reason: e.Reason, Replayed: e.Replayed})
+		tr.Events = append(tr.Events, WireEvent(e, phase))
 	}
 	tr.EventSinkFailures += res.EventSinkFailures
 	if res.End.Reason == "" {

@@ -109,6 +109,10 @@ type Driver struct {
 	Schemas *tools.SchemaCache
 	// Deviations turns on named departures from the design (selfcheck).
 	Deviations deviation.Set
+	// Staged stages the failing sink and the measure's refusal in the
+	// driver, as an implementation that offers neither wire-sink nor
+	// wire-measure does, instead of letting the fakes play them.
+	Staged bool
 }
 
 // Name names the implementation in reports.
@@ -119,7 +123,17 @@ func (Driver) Capabilities() []string { return Capabilities() }
 
 // Run runs sc on the reference against the fakes.
 func (d Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
-	return Run(ctx, sc, env, Options{Schemas: d.Schemas, Deviations: d.Deviations})
+	// The fakes play the audit sink and the size measure, as a runner does
+	// over the protocol for an implementation that offers them: the
+	// failing sink and the refused block are the runner's, not the kernel's.
+	o := Options{Schemas: d.Schemas, Deviations: d.Deviations}
+	if !d.Staged {
+		o.Sink = func(phase int, e trajectories.Event) string { return env.Emit(phase, e) }
+		o.Measure, o.Restarted = env.Measure, env.Restarted
+		env.Offer(scenarios.PartSink)
+		env.Offer(scenarios.PartMeasure)
+	}
+	return Run(ctx, sc, env, o)
 }
 
 // WirePoint is a journal write point as the protocol's journal_point

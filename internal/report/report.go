@@ -139,7 +139,7 @@ func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
 		row.Verdict = Pass
 	}
 	row.Evidence = Observed
-	if staged := sc.SelfStaged(); len(staged) > 0 {
+	if staged := res.Staged; len(staged) > 0 {
 		row.Evidence = SelfReported
 		row.EvidenceNote = "the implementation stages " + strings.Join(staged, ", ") + " itself; the verdict takes its word for that part"
 	}

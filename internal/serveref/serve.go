@@ -35,8 +35,50 @@ type ServeOptions struct {
 	Deviations deviation.Set
 }
 
-func (s *server) driverOptions() refdriver.Options {
-	return refdriver.Options{Schemas: s.schemas, Deviations: s.opts.Deviations}
+// driverOptions are the reference driver's options for one run message:
+// with wire_sink the audit sink sends every event to the runner, with
+// wire_measure the size measure asks the runner, block by block.
+func (s *server) driverOptions(m *protocol.Message) refdriver.Options {
+	o := refdriver.Options{Schemas: s.schemas, Deviations: s.opts.Deviations}
+	if m.WireSink {
+		o.Sink = s.wireSink
+	}
+	if m.WireMeasure {
+		o.Measure = s.wireMeasure
+	}
+	return o
+}
+
+// wireSink sends one event to the runner and returns how the runner's
+// sink took it: "" (taken), "error" or "panic".
+func (s *server) wireSink(phase int, e trajectories.Event) string {
+	// Not the run's context: a sink is not a call the run abandons.
+	a, err := s.call(context.Background(), &protocol.Message{Type: protocol.TypeEvent, Phase: &phase, Event: &e})
+	switch {
+	case err != nil:
+		return "error" // the runner is gone: the sink failed to deliver
+	case a.Panic != nil:
+		return "panic"
+	case a.Error != nil:
+		return "error"
+	}
+	return ""
+}
+
+// wireMeasure asks the runner for the size of one block.
+func (s *server) wireMeasure(phase int, block, text string) (int, error) {
+	a, err := s.call(context.Background(), &protocol.Message{Type: protocol.TypeMeasureCall, Phase: &phase, Block: block, Text: &text})
+	switch {
+	case err != nil:
+		return 0, err
+	case a.Type != protocol.TypeMeasureResult:
+		return 0, fmt.Errorf("runner answered measure_call with %q", a.Type)
+	case a.Error != nil:
+		return 0, errors.New(a.Error.Message)
+	case a.Size == nil:
+		return 0, errors.New("runner's measure_result has neither size nor error")
+	}
+	return *a.Size, nil
 }
 
 // Serve runs the implementation side of the protocol for the reference
@@ -119,7 +161,8 @@ func Serve(ctx context.Context, id Identity, o ServeOptions, in io.Reader, out i
 				s.runScenario(ctx, m)
 				done <- struct{}{}
 			}(m)
-		case protocol.TypeModelResult, protocol.TypeHandlerResult, protocol.TypeExecuteResult, protocol.TypeContinue, protocol.TypeCancel:
+		case protocol.TypeModelResult, protocol.TypeHandlerResult, protocol.TypeExecuteResult, protocol.TypeContinue, protocol.TypeCancel,
+			protocol.TypeEventResult, protocol.TypeMeasureResult:
 			s.deliver(m)
 		default:
 			return fmt.Errorf("unknown message type %q from the runner", m.Type)
@@ -209,9 +252,10 @@ func (s *server) call(ctx context.Context, m *protocol.Message) (*protocol.Messa
 }
 
 func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancel, expire := fakes.RunContext(ctx)
 	defer cancel()
-	env := &remoteEnv{s: s, spec: m.Spec, cancel: cancel}
+	env := &remoteEnv{s: s, spec: m.Spec, cancel: cancel, expire: expire}
+	opts := s.driverOptions(m)
 	sc := protocol.ScenarioFor(m.Spec)
 	var tr *trajectories.Trajectory
 	var err error
@@ -227,18 +271,21 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 				break
 			}
 		}
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, s.driverOptions())
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, opts)
 	case m.ReportJournalPoints && m.Spec.Faults.JournalError != nil:
-		o := refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations, JournalHook: env.journalPoint}
+		o := opts
+		o.JournalRoot, o.JournalHook = m.JournalDir, env.journalPoint
 		tr, err = refdriver.Run(runCtx, sc, env, o)
 	case m.ReportJournalPoints:
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false, s.driverOptions())
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, env.journalPoint, false, opts)
 	case m.JournalDir != "" && m.Spec.Faults.JournalError == nil:
 		// A journal without a crash: the run may stop without an end, for
 		// the next process to resume.
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, false, s.driverOptions())
+		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, false, opts)
 	default:
-		tr, err = refdriver.Run(runCtx, sc, env, refdriver.Options{JournalRoot: m.JournalDir, Schemas: s.schemas, Deviations: s.opts.Deviations})
+		o := opts
+		o.JournalRoot = m.JournalDir
+		tr, err = refdriver.Run(runCtx, sc, env, o)
 	}
 	if err != nil {
 		s.send(&protocol.Message{Type: protocol.TypeError, ID: m.ID, Message: err.Error()})
@@ -263,7 +310,8 @@ func (e *ModelError) Error() string { return e.Type + ": " + e.Message }
 type remoteEnv struct {
 	s      *server
 	spec   *protocol.RunSpec
-	cancel context.CancelFunc
+	cancel func() // the run's caller cancels it (a lost lease)
+	expire func() // the run's deadline passes
 }
 
 func (e *remoteEnv) ask(ctx context.Context, m *protocol.Message) (*protocol.Message, error) {
@@ -273,15 +321,22 @@ func (e *remoteEnv) ask(ctx context.Context, m *protocol.Message) (*protocol.Mes
 	}
 	if a.Type == protocol.TypeCancel {
 		// The runner cancelled the run: cancel it here, as lease loss
-		// would, and acknowledge that this call is abandoned.
-		e.cancel()
+		// would (or let its deadline pass), and acknowledge that this call
+		// is abandoned.
+		stopped := context.Canceled
+		if a.Deadline {
+			e.expire()
+			stopped = context.DeadlineExceeded
+		} else {
+			e.cancel()
+		}
 		if e.s.opts.Deviations.On(deviation.CancelNotReleased) {
-			return nil, context.Canceled
+			return nil, stopped
 		}
 		if err := e.s.send(&protocol.Message{Type: protocol.TypeReleased, Call: a.Call}); err != nil {
 			return nil, err
 		}
-		return nil, context.Canceled
+		return nil, stopped
 	}
 	return a, nil
 }

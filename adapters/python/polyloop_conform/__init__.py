@@ -20,25 +20,32 @@ Only Python's standard library is used (3.11+).
 
 from .protocol import (
     CAPABILITIES,
+    PROTOCOL_OPTIONS,
     HandlerFailure,
+    MeasureFailure,
     ModelCallError,
     ProtocolError,
     Seams,
+    SinkFailure,
     serve,
     serve_async,
 )
-from .trajectory import FORMAT, TrajectoryBuilder, damage_record, tear_last_record
+from .trajectory import FORMAT, TrajectoryBuilder, damage_record, event_record, tear_last_record
 
 __all__ = [
     "CAPABILITIES",
     "FORMAT",
     "HandlerFailure",
+    "MeasureFailure",
     "ModelCallError",
+    "PROTOCOL_OPTIONS",
     "ProtocolError",
     "Seams",
+    "SinkFailure",
     "TrajectoryBuilder",
     "serve",
     "serve_async",
     "damage_record",
+    "event_record",
     "tear_last_record",
 ]

@@ -13,10 +13,11 @@ traceback on stderr) instead of a hung runner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, BinaryIO
 
 PROTOCOL_VERSION = 1
@@ -33,7 +34,16 @@ CAPABILITIES = (
     "project-executor",
 )
 
-_ANSWERS = {"model_result", "handler_result", "execute_result", "continue", "cancel"}
+#: Protocol options: with each, the runner plays a part of a fault itself
+#: instead of taking your word for it (docs/protocol.md, "Faults the runner
+#: plays"). Claim one only if your kernel does what it says:
+#: ``wire-sink`` (install ``Seams.sink`` as an audit sink whenever
+#: ``seams.wire_sink``), ``wire-measure`` (use ``Seams.measure`` as the
+#: size measure whenever ``seams.wire_measure``), ``journal-lines`` (the
+#: journal is one file in ``journal_dir``, one checksummed record per line).
+PROTOCOL_OPTIONS = ("wire-sink", "wire-measure", "journal-lines")
+
+_ANSWERS = {"model_result", "handler_result", "execute_result", "continue", "cancel", "event_result", "measure_result"}
 
 
 class ProtocolError(Exception):
@@ -50,6 +60,16 @@ class ModelCallError(Exception):
     def __init__(self, type_name: str, message: str) -> None:
         super().__init__(message)
         self.type_name = type_name
+
+
+class SinkFailure(Exception):
+    """The runner's audit sink refused an event (``faults.sink``): raised
+    from ``Seams.sink``. By 0011.D2 the loop counts it and goes on."""
+
+
+class MeasureFailure(Exception):
+    """The runner's size measure cannot size a block (``measure_unknown``):
+    raised from ``Seams.measure``. 0010.D5 says what the run does then."""
 
 
 class HandlerFailure(Exception):
@@ -83,6 +103,9 @@ class _Connection:
         self._pending: dict[int, asyncio.Future[dict]] = {}
         self._early: dict[int, dict] = {}
         self._ended = False
+        # The run's deadline (Seams.deadline), which a cancel with
+        # deadline lets pass.
+        self.deadline: asyncio.Timeout | None = None
 
     def send(self, message: Mapping[str, Any]) -> None:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -113,9 +136,16 @@ class _Connection:
             self.send({"type": "released", "call": call})
             raise
         if answer.get("type") == "cancel":
-            # The run is cancelled (the orchestrator's lease is gone): this
-            # call is abandoned, and the kernel sees the cancellation here.
+            # The run is cancelled (the orchestrator's lease is gone), or its
+            # deadline passed: this call is abandoned, and the kernel sees
+            # the cancellation here.
             self.send({"type": "released", "call": call})
+            if answer.get("deadline") and self.deadline is not None:
+                # Let the run's own deadline pass now: asyncio cancels this
+                # task at the next await, and the deadline's scope turns the
+                # cancellation into TimeoutError where the run was awaited.
+                self.deadline.reschedule(asyncio.get_running_loop().time())
+                await asyncio.get_running_loop().create_future()
             raise asyncio.CancelledError(f"the runner cancelled the run during {message['type']} {call}")
         return answer
 
@@ -156,6 +186,10 @@ class Seams:
         self.damage: str | None = message.get("damage")
         self.journal_dir: str | None = message.get("journal_dir")
         self.report_journal_points: bool = bool(message.get("report_journal_points"))
+        # The runner plays the audit sink and the size measure (only sent to
+        # an implementation that claims wire-sink and wire-measure).
+        self.wire_sink: bool = bool(message.get("wire_sink"))
+        self.wire_measure: bool = bool(message.get("wire_measure"))
         self._handlers = {t["name"]: bool(t.get("has_handler")) for t in self.spec.get("tools", [])}
 
     async def model(self, phase: int, messages: list[dict]) -> str:
@@ -185,6 +219,36 @@ class Seams:
         (``env_reported_completion`` may be None: no completion signal)."""
         answer = await self._conn.call({"type": "execute_call", "phase": phase, "action": dict(action)})
         return answer["outcome"]
+
+    async def sink(self, phase: int, event: Mapping[str, Any]) -> None:
+        """The runner's audit sink: send it one event (as the trajectory
+        records it) and raise SinkFailure if the runner fails it."""
+        answer = await self._conn.call({"type": "event", "phase": phase, "event": dict(event)})
+        if "error" in answer:
+            raise SinkFailure(f"{answer['error']['type']}: {answer['error']['message']}")
+        if "panic" in answer:
+            raise SinkFailure(f"the audit sink broke: {answer['panic']}")
+
+    async def measure(self, phase: int, block: str, text: str) -> int:
+        """The runner's size measure for one block (text is empty when the
+        measure is probed); raises MeasureFailure when it cannot size it."""
+        answer = await self._conn.call({"type": "measure_call", "phase": phase, "block": block, "text": text})
+        if "error" in answer:
+            raise MeasureFailure(answer["error"]["message"])
+        return int(answer["size"])
+
+    @contextlib.asynccontextmanager
+    async def deadline(self) -> AsyncIterator[None]:
+        """The run's deadline, which the runner lets pass during a call
+        (``faults.deadline``): run the kernel inside it and catch
+        ``TimeoutError`` around it, as a caller of a real deadline would.
+        Without it, a deadline reaches the kernel as a plain cancellation."""
+        async with asyncio.timeout(None) as scope:
+            self._conn.deadline = scope
+            try:
+                yield
+            finally:
+                self._conn.deadline = None
 
     async def journal_point(self, when: str, seq: int, record: str, step: int = 0) -> None:
         """Call before and after every journal write. When the runner asked

@@ -20,6 +20,13 @@ def _prune(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v not in (None, "", 0, False, [], {})}
 
 
+def event_record(type_: str, **fields: Any) -> dict[str, Any]:
+    """An audit event as the trajectory records it (and as ``Seams.sink``
+    sends it to the runner): the type, then the fields that carry
+    something."""
+    return {"type": type_, **_prune(fields)}
+
+
 class TrajectoryBuilder:
     """Collects one scenario's run and renders it with build().
 
@@ -75,7 +82,7 @@ class TrajectoryBuilder:
 
     def event(self, type_: str, **fields: Any) -> None:
         """Append an audit event; empty fields are left out."""
-        self._t["events"].append({"type": type_, **_prune(fields)})
+        self._t["events"].append(event_record(type_, **fields))
 
     def sink_failures(self, n: int) -> None:
         self._t["event_sink_failures"] += n
@@ -97,8 +104,10 @@ class TrajectoryBuilder:
         self._t["run_error"] = {"kind": kind, "message": message}
         self._t["end"] = None
 
-    def interrupted(self, step: int, during: str, tool: str = "") -> None:
-        self._t["interrupted"] = _prune({"step": step, "during": during, "tool": tool})
+    def interrupted(self, step: int, during: str, tool: str = "", phase: str = "") -> None:
+        """The run was cancelled, or its deadline passed, during this step's
+        model call or tool call; phase names the phase in a phased run."""
+        self._t["interrupted"] = _prune({"phase": phase, "step": step, "during": during, "tool": tool})
         self._t["end"] = None
 
     def resumed(self, from_: str, replayed_step: int = 0, torn_tail: bool = False) -> None:

@@ -11,7 +11,8 @@ import asyncio
 import errno
 from typing import Any
 
-from polyloop_conform import ModelCallError, Seams, TrajectoryBuilder, damage_record, tear_last_record
+from polyloop_conform import (ModelCallError, Seams, TrajectoryBuilder, damage_record, event_record,
+                              tear_last_record)
 
 from .kernel import (Budget, Definition, Journal, JournalDamaged, JournalWriteError, Request, Run,
                      SyntheticObservations, code_points)
@@ -34,7 +35,13 @@ def _project_executor(seams: Seams, phase: int):
     return execute
 
 
-def _measure(unknown: list[str]):
+def _measure(seams: Seams, phase: int, unknown: list[str]):
+    if seams.wire_measure:
+        # The runner is the measure: it refuses the blocks it cannot size.
+        async def remote(block_type: str, text: str) -> int:
+            return await seams.measure(phase, block_type, text)
+        return remote
+
     def measure(block_type: str, text: str) -> int:
         if block_type in unknown:
             raise ValueError(f"no rule for {block_type} blocks")
@@ -68,11 +75,18 @@ def build_request(spec: dict, seams: Seams, phase: int) -> Request:
         tools=visible, executor=executor, goal_fragment=r.get("goal_fragment", ""),
         synthetic=SyntheticObservations(**{k: v for k, v in (("not_executed", syn.get("not_executed")), ("env_error", syn.get("env_error"))) if v}),
         injections=injections, language=r.get("language") or "json",
-        measure=_measure(r.get("measure_unknown") or []))
+        measure=_measure(seams, phase, r.get("measure_unknown") or []))
 
 
-def _sinks(recorded: list[dict], fault: str | None):
-    sinks = [recorded.append]
+def _sinks(recorded: list[dict], fault: str | None, seams: Seams, phase: int, name: str):
+    sinks: list[Any] = [recorded.append]
+    if seams.wire_sink:
+        # The runner is an audit sink too, and plays the failing one.
+        async def remote(event: dict) -> None:
+            fields = dict(event)
+            await seams.sink(phase, event_record(fields.pop("type"), phase=name, **fields))
+        sinks.append(remote)
+        return sinks
     if fault == "error":
         def failing(event: dict) -> None:
             raise OSError("the audit store refused the event")
@@ -103,6 +117,7 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
         name = r.get("name", "") if phased else ""
         try:
             req = build_request(spec, seams, phase)
+            await req.probe()
         except RegistryError as err:
             b.assembly_error(err.kind, str(err), err.tools)
             return b.build()
@@ -123,19 +138,22 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
         async def model(messages, phase=phase):
             return await seams.model(phase, messages)
 
-        run = Run(req, model, _sinks(events, faults.get("sink")), journal)
+        run = Run(req, model, _sinks(events, faults.get("sink"), seams, phase, name), journal)
         try:
-            if seams.resume:
-                if seams.tear_tail:
-                    tear_last_record(journal.path)
-                if seams.damage:
-                    damage_record(journal.path, seams.damage)
-                end = await run.resume()
-            else:
-                end = await run.start()
-        except asyncio.CancelledError:
+            async with seams.deadline():
+                if seams.resume:
+                    if seams.tear_tail:
+                        tear_last_record(journal.path)
+                    if seams.damage:
+                        damage_record(journal.path, seams.damage)
+                    end = await run.resume()
+                else:
+                    end = await run.start()
+        except (asyncio.CancelledError, TimeoutError):
+            # Cancelled (a lost lease), or the deadline passed: the run
+            # stops without an end, and either way the same (0004.D4).
             _record(b, run, events, name)
-            b.interrupted(run.stop.step, run.stop.during, run.stop.tool)
+            b.interrupted(run.stop.step, run.stop.during, run.stop.tool, phase=name)
             return b.build()
         except ModelCallError as err:
             _record(b, run, events, name)

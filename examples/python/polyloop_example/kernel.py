@@ -5,6 +5,7 @@ the stop judge (0004), the journal and resume (0002), audit events (0011).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import zlib
 import os
@@ -19,12 +20,20 @@ BLOCK_TYPES = ("run_fragment", "injection", "goal_fragment", "model_output", "ob
 PLACEHOLDER = "{observation}"
 
 Model = Callable[[list[dict]], Awaitable[str]]
-Measure = Callable[[str, str], int]
-Sink = Callable[[dict], None]
+# A measure and a sink may be plain functions or coroutines (a measure or
+# an audit store across a connection: the conformance runner's wire-measure
+# and wire-sink).
+Measure = Callable[[str, str], "int | Awaitable[int]"]
+Sink = Callable[[dict], "None | Awaitable[None]"]
 
 
 def code_points(block_type: str, text: str) -> int:
     return len(text)
+
+
+async def measured(measure: Measure, block_type: str, text: str) -> int:
+    n = measure(block_type, text)
+    return await n if inspect.isawaitable(n) else n
 
 
 def view(act: Action) -> dict[str, Any]:
@@ -82,9 +91,14 @@ class Request:
         template = self.definition.observation_template or PLACEHOLDER
         if PLACEHOLDER not in template:
             raise RegistryError("template_without_placeholder", f"the observation template has no {PLACEHOLDER}")
+
+    async def probe(self) -> None:
+        """Ask the measure about every block type before anything runs, so
+        one that cannot size a block refuses the request (0010.D5.probe).
+        A part of building the request: call it before the run starts."""
         for t in BLOCK_TYPES:
             try:
-                self.measure(t, "")
+                await measured(self.measure, t, "")
             except Exception as err:
                 raise RegistryError("unmeasurable_block", f"the size measure cannot measure {t} blocks: {err}") from err
 
@@ -189,15 +203,17 @@ class Run:
         self.torn_tail = False
 
     # --- audit ---
-    def emit(self, event: dict) -> None:
+    async def emit(self, event: dict) -> None:
         for sink in self.sinks:
             try:
-                sink(dict(event))
+                delivered = sink(dict(event))
+                if inspect.isawaitable(delivered):
+                    await delivered
             except Exception:  # a failing sink never stops the loop (GovDoc 六)
                 self.sink_failures += 1
 
     # --- context ---
-    def context(self) -> tuple[list[dict], int]:
+    async def context(self) -> tuple[list[dict], int]:
         template = self.req.definition.observation_template or PLACEHOLDER
         blocks: list[tuple[str, str, str]] = []
         if self.req.definition.run_fragment:
@@ -211,24 +227,26 @@ class Run:
         for s in self.steps:
             blocks.append(("model_output", "assistant", s["model_output"]))
             blocks.append(("observation", "user", template.replace(PLACEHOLDER, s["history_observation"])))
-        size = sum(self.req.measure(t, text) for t, _, text in blocks)
+        size = 0
+        for t, _, text in blocks:
+            size += await measured(self.req.measure, t, text)
         return [{"role": role, "content": text} for _, role, text in blocks], size
 
     # --- the loop ---
     async def start(self) -> dict:
         if self.journal:
             await self.journal.write({"type": "run_started"})
-        self.emit({"type": "run_started"})
+        await self.emit({"type": "run_started"})
         return await self.loop()
 
     async def loop(self) -> dict:
         while True:
             index = len(self.steps) + 1
-            messages, size = self.context()
+            messages, size = await self.context()
             try:
                 output = await self.model(messages)
             except BaseException:
-                self.halt(Stop(index, "model_call"))
+                await self.halt(Stop(index, "model_call"))
                 raise
             if self.journal:
                 await self.journal.write({"type": "model_output", "step": index, "output": output})
@@ -236,9 +254,9 @@ class Run:
             if reason:
                 return await self.finish(reason)
 
-    def halt(self, stop: Stop) -> None:
+    async def halt(self, stop: Stop) -> None:
         self.stop = stop
-        self.emit({"type": "run_interrupted", "step": stop.step, "tool": stop.tool})
+        await self.emit({"type": "run_interrupted", "step": stop.step, "tool": stop.tool})
 
     def decide(self, output: str) -> Action:
         return parse_code(output) if self.req.language == "code" else parse_json(output)
@@ -250,7 +268,7 @@ class Run:
             event["error"] = act.error
         else:
             event["decision"] = view(act)
-        self.emit(event)
+        await self.emit(event)
         error_type = ""
         completed = False
         if act.kind == "none":
@@ -294,7 +312,7 @@ class Run:
         if self.journal:
             await self.journal.write({"type": "action_result", "step": index, "settled": step})
         self.steps.append(step)
-        self.emit(settled)
+        await self.emit(settled)
         return self.judge(step)
 
     def judge(self, step: dict) -> str:
@@ -334,7 +352,7 @@ class Run:
             else:
                 outcome, error_type = await self.req.executor(view(act)), ""
         except asyncio.CancelledError:
-            self.halt(Stop(index, "tool_call", act.tool))
+            await self.halt(Stop(index, "tool_call", act.tool))
             raise
         completed = bool(spec and spec.completes_run and outcome.status == Status.EXECUTED and not error_type)
         if outcome.status == Status.ENV_ERROR:
@@ -347,7 +365,7 @@ class Run:
             end["detail"] = detail
         if self.journal:
             await self.journal.write({"type": "run_end", "end": end})
-        self.emit({"type": "run_ended", "reason": reason})
+        await self.emit({"type": "run_ended", "reason": reason})
         self.end = end
         return end
 
@@ -375,13 +393,13 @@ class Run:
         self.resumed_from = "step" if self.steps or pending else "start"
         if not records:
             await self.journal.write({"type": "run_started"})
-        self.emit({"type": "run_resumed", "step": len(self.steps) + 1})
+        await self.emit({"type": "run_resumed", "step": len(self.steps) + 1})
         if pending is None and self.steps:
             reason = self.judge(self.steps[-1])  # a crash between result and end
             if reason:
                 return await self.finish(reason)
         if pending is not None:
-            messages, size = self.context()
+            messages, size = await self.context()
             index, output = pending["step"], pending["output"]
             if intent is None:
                 reason = await self.settle(index, messages, size, output, replay=False)

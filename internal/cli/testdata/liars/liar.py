@@ -16,7 +16,10 @@ import sys
 import threading
 
 MODE = sys.argv[1]
-child = subprocess.Popen([os.environ["POLYLOOP_REF"], "serve-reference"],
+# The modes that lie about a part the runner plays need the protocol
+# options (wire-sink, wire-measure); the others lie to a plain kernel.
+OPTIONS = MODE in ("sink-skipped", "measure-self")
+child = subprocess.Popen([os.environ["POLYLOOP_REF"], "serve-reference"] + ([] if OPTIONS else ["--plain"]),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 lock = threading.Lock()
 
@@ -33,6 +36,14 @@ KINDS = {}  # call number -> the type of the kernel's call
 
 def pump_in():
     for line in sys.stdin.buffer:
+        if MODE == "sink-skipped":
+            # The hello claims wire-sink, but the kernel is never given the
+            # runner's sink: its events and its sink failures stay its own.
+            line = line.replace(b',"wire_sink":true', b"")
+        if MODE == "measure-self":
+            # The hello claims wire-measure, but the kernel measures with its
+            # own measure, which knows every block type.
+            line = line.replace(b',"wire_measure":true', b"")
         if MODE == "journal-elsewhere":
             # The journal is kept beside the directory the runner named.
             line = re.sub(rb'"journal_dir":"([^"]*)"', rb'"journal_dir":"\1-elsewhere"', line)
