@@ -219,8 +219,18 @@ func modelFor(env Env, phase int, d deviation.Set) func(context.Context, []assem
 	return func(ctx context.Context, in []assembly.Message) (string, error) {
 		out, err := env.Complete(ctx, phase, WireMessages(in))
 		released(err, d)
-		return out, err
+		return out, deadlineAsFailure(err, d)
 	}
+}
+
+// deadlineAsFailure is deviation DeadlineIsFailure, a wrapper around the
+// model and handler seams: a port that recognises only context.Canceled
+// sees the passing deadline as an ordinary error of the call.
+func deadlineAsFailure(err error, d deviation.Set) error {
+	if d.On(deviation.DeadlineIsFailure) && errors.Is(err, context.DeadlineExceeded) {
+		return &fakes.NamedError{Type: "DeadlineExceeded", Message: "the call did not finish in time"}
+	}
+	return err
 }
 
 // released marks a cancelled fake call as released: in process, the
@@ -468,7 +478,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 				}
 				out, err := env.CallHandler(ctx, phase, name, args)
 				released(err, o.Deviations)
-				return out, kernelHandlerError(err)
+				return out, kernelHandlerError(deadlineAsFailure(err, o.Deviations))
 			}
 		} else if o.Deviations.On(deviation.LazyHandlerCheck) {
 			name := t.Name

@@ -29,6 +29,7 @@ func TestServeReplaysATranscript(t *testing.T) {
 			}
 			var in bytes.Buffer
 			var want []string
+			var caps []string // the implementation's hello: with or without the protocol options
 			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 				var e struct {
 					From    string          `json:"from"`
@@ -42,13 +43,20 @@ func TestServeReplaysATranscript(t *testing.T) {
 					in.WriteByte('\n')
 				} else {
 					want = append(want, compact(t, e.Message))
+					var hello struct {
+						Type         string   `json:"type"`
+						Capabilities []string `json:"capabilities"`
+					}
+					if json.Unmarshal(e.Message, &hello) == nil && hello.Type == "hello" {
+						caps = hello.Capabilities
+					}
 				}
 			}
 			var out bytes.Buffer
 			done := make(chan error, 1)
 			id := Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion,
 				SpecVersion:  "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010)",
-				Capabilities: []string{"json-actions", "code-actions", "resume", "cancellation", "context-assembly", "events", "project-executor"}}
+				Capabilities: caps}
 			go func() { done <- Serve(context.Background(), id, ServeOptions{}, &in, &out) }()
 			select {
 			case err := <-done:

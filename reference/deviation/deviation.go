@@ -38,6 +38,7 @@ const (
 	ValidationSkipped          Name = "validation-skipped-for-project-executor"
 	ZeroCapsAccepted           Name = "zero-caps-accepted"
 	CancelEndsRun              Name = "cancel-ends-run"
+	DeadlineIsFailure          Name = "deadline-is-failure"
 	LazyHandlerCheck           Name = "lazy-handler-check"
 	MismatchAccepted           Name = "registry-mismatch-accepted"
 	JournalErrorIgnored        Name = "journal-error-ignored"
@@ -120,6 +121,7 @@ func All() []Deviation {
 		{ValidationSkipped, "0003.D4", "calls to a project executor are not validated first"},
 		{ZeroCapsAccepted, "0004.D1.min", "a cap below 1 is accepted"},
 		{CancelEndsRun, "0004.D4", "a cancelled run journals an end with reason cancelled instead of stopping resumable"},
+		{DeadlineIsFailure, "0004.D4.deadline", "the run's deadline passing in a call is taken for the call's failure (a failed model call, a handler error), not for a cancellation"},
 		{LazyHandlerCheck, "0008.D2", "executor() does not check for missing handlers; a call to one fails when made"},
 		{MismatchAccepted, "0006.D3", "a RegistryExecutor from another registry than the visible one is accepted"},
 		{JournalErrorIgnored, "0002.D6", "a failed journal write is ignored and the run goes on"},
