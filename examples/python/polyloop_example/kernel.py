@@ -337,9 +337,8 @@ class Run:
             why = self.req.tools.validate(act)
             if why is not None:
                 return ActionOutcome(Status.NOT_EXECUTED, why, True), "", False
-        elif registry:
-            settled = await self.req.executor.settle(act)
-            return settled.outcome, "", False
+        # Every action handed to an executor gets its intent first, even a
+        # code action the derived executor will refuse (0002.D1.executor).
         spec = self.req.tools.lookup(act.tool) if act.kind == "tool_call" else None
         policy = spec.replay_policy if spec else ReplayPolicy.NEVER
         if self.journal and not replay:

@@ -72,10 +72,11 @@ class RegistryError(Exception):
 class ToolRegistry:
     def __init__(self, specs: list[ToolSpec]) -> None:
         seen: set[str] = set()
-        for spec in specs:
+        for spec in specs:  # names first: a duplicate makes "its schema" ambiguous (0006.D6.construction.order)
             if spec.name in seen:
                 raise RegistryError("duplicate_tool", f"two tools are registered as {spec.name!r}", [spec.name])
             seen.add(spec.name)
+        for spec in specs:
             try:
                 check_schema(spec.parameters if spec.parameters is not None else {})
             except SchemaError as err:
