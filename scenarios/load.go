@@ -322,8 +322,13 @@ func check(sc *Scenario) error {
 			add(base+"/project_executor", "project_executor is only used with executor: project")
 		}
 	}
-	if sc.Faults.Crash != nil && sc.Request == nil {
-		add("/faults/crash", "crash faults apply to single-request scenarios only")
+	if c := sc.Faults.Crash; c != nil {
+		switch {
+		case sc.Request != nil && c.Phase != "":
+			add("/faults/crash/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", c.Phase)
+		case sc.Request == nil && !names[c.Phase]:
+			add("/faults/crash/phase", "phase %q is not one of the scenario's phases; a phased scenario's crash names the phase whose journal write it stops at", c.Phase)
+		}
 	}
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {
 		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
@@ -355,8 +360,8 @@ func check(sc *Scenario) error {
 	if sc.Faults.Resume && sc.Faults.Crash != nil {
 		add("/faults/resume", "a crash is always resumed; resume is for runs that stopped without an end")
 	}
-	if sc.Faults.Resume && sc.Request == nil {
-		add("/faults/resume", "resume applies to single-request scenarios only")
+	if in, _ := sc.Faults.Interruption(); sc.Faults.Resume && sc.Request == nil && in == nil {
+		add("/faults/resume", "in a phased scenario, resume follows a cancel or a deadline that names the phase to resume")
 	}
 	if i := sc.Expect.Interrupted; i != nil && (sc.Request == nil) != (i.Phase != "") {
 		add("/expect/interrupted", "expect.interrupted names the phase in flight in a phased scenario, and only there")

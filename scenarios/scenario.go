@@ -267,8 +267,10 @@ type JournalError struct {
 	Errno  string `yaml:"errno" json:"errno"`
 }
 
-// CrashSpec names the journal write point at which the process dies.
+// CrashSpec names the journal write point at which the process dies; in
+// a phased scenario Phase names the phase whose journal it is.
 type CrashSpec struct {
+	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"`
 	When   string `yaml:"when" json:"when"` // before or after
 	Record string `yaml:"record" json:"record"`
 	Step   int    `yaml:"step,omitempty" json:"step,omitempty"`
@@ -279,6 +281,24 @@ type CrashSpec struct {
 // which is how a run-level record (run_started, run_end) is named.
 func (c *CrashSpec) Matches(when, record string, step int) bool {
 	return c != nil && when == c.When && record == c.Record && (c.Step == 0 || c.Step == step)
+}
+
+// FaultPhase is the index of the phase a crash or an interruption names
+// (0 in a single-request scenario, or when no fault names one): the phase
+// whose journal the next process resumes.
+func (s *Scenario) FaultPhase() int {
+	name := ""
+	if s.Faults.Crash != nil {
+		name = s.Faults.Crash.Phase
+	} else if in, _ := s.Faults.Interruption(); in != nil {
+		name = in.Phase
+	}
+	for i, r := range s.Phases {
+		if r.Name == name {
+			return i
+		}
+	}
+	return 0
 }
 
 // Tool returns the scenario's tool of that name, or nil.

@@ -100,9 +100,29 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", tr.AssemblyError.Kind, n)
 		}
 	}
+	// A phase the trajectory says nothing about ran in a process that died
+	// before the one that reports (a crash in a later phase): its calls
+	// are not held to this account.
+	mentioned := map[int]bool{}
+	for _, s := range tr.Steps {
+		mentioned[phaseOf(s.Phase)] = true
+	}
+	for _, p := range tr.Phases {
+		mentioned[phaseOf(p.Name)] = true
+	}
+	if tr.Interrupted != nil {
+		mentioned[phaseOf(tr.Interrupted.Phase)] = true
+	}
+	if len(runs) == 1 {
+		mentioned[0] = true
+	}
+	earlier := func(c *fakes.Call) bool {
+		return c.Kind != fakes.CallPoint && c.Process < rec.Process && !mentioned[c.Phase]
+	}
 	reported := map[key]bool{}
-	for _, c := range rec.Log {
-		if c.Kind != fakes.CallModel || reported[key{c.Phase, c.Step}] {
+	for i := range rec.Log {
+		c := &rec.Log[i]
+		if c.Kind != fakes.CallModel || reported[key{c.Phase, c.Step}] || earlier(c) {
 			continue
 		}
 		if steps[key{c.Phase, c.Step}] != nil || tr.AssemblyError != nil {
@@ -118,7 +138,11 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 	// Handler and executor calls belong to the step of the latest model
 	// call; intent-before-action is checked while points are reported.
 	intent := map[int]bool{} // steps whose intent was written since the last model call
-	for _, c := range rec.Log {
+	for i := range rec.Log {
+		c := &rec.Log[i]
+		if earlier(c) {
+			continue
+		}
 		switch c.Kind {
 		case fakes.CallModel:
 			intent = map[int]bool{}
@@ -160,8 +184,8 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 	// project phase, none for an output that is no action, and no second
 	// one unless the step is a SAFE replay (0002.D4, 0008.D3).
 	executes := map[key]int{}
-	for _, c := range rec.Log {
-		if c.Kind == fakes.CallExecute {
+	for i := range rec.Log {
+		if c := &rec.Log[i]; c.Kind == fakes.CallExecute && !earlier(c) {
 			executes[key{c.Phase, c.Step}]++
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -565,7 +566,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		ch.kill()
 		return nil, err
 	}
-	if c.offers(JournalLines) && run.ReportJournalPoints && sc.Faults.JournalError == nil {
+	if c.offers(JournalLines) && run.ReportJournalPoints && sc.Faults.JournalError == nil && sc.Request != nil {
 		if err := x.journalMatchesPoints(run.JournalDir); err != nil {
 			if x.killedAt == nil {
 				ch.kill()
@@ -606,10 +607,18 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	resume := &Message{Type: TypeResume, ID: runID, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage,
 		WireSink: run.WireSink, WireMeasure: run.WireMeasure}
+	journal := run.JournalDir
+	if run.Spec.Phased {
+		// Each phase journals in a directory of its own; the next process
+		// resumes the phase the fault named, then runs the ones after it.
+		target := sc.FaultPhase()
+		resume.Phase = &target
+		journal = filepath.Join(run.JournalDir, strconv.Itoa(target))
+	}
 	if c.offers(JournalLines) && (resume.TearTail || resume.Damage != "") {
 		// The runner cuts or damages the journal itself, as a crash (or
 		// the disk) would: the implementation is only asked to resume.
-		if err := playJournal(run.JournalDir, resume.TearTail, resume.Damage); err != nil {
+		if err := playJournal(journal, resume.TearTail, resume.Damage); err != nil {
 			return nil, err
 		}
 		env.JournalPlayed()
@@ -741,7 +750,7 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			if m.Point.When == "after" {
 				x.lastAfter = m.Point.Seq
 			}
-			if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) {
+			if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) && x.inPhase(x.crash.Phase, m.Phase) {
 				p := *m.Point
 				x.killedAt = &p
 				ch.kill()
@@ -807,6 +816,20 @@ func (x *exchange) loop(ch *child) (*trajectories.Trajectory, error) {
 			return nil, fmt.Errorf("unexpected message type %q from the implementation (docs/protocol.md lists the types)", m.Type)
 		}
 	}
+}
+
+// inPhase reports whether a journal point's phase (the message's index;
+// absent is 0) is the phase a crash names ("" for a single request).
+func (x *exchange) inPhase(name string, phase *int) bool {
+	if name == "" {
+		return true
+	}
+	i := 0
+	if phase != nil {
+		i = *phase
+	}
+	runs := x.env.Scenario().Runs()
+	return i >= 0 && i < len(runs) && runs[i].Name == name
 }
 
 // fail records the first harness-side failure of an answer; the loop

@@ -81,6 +81,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	def := definition(sc)
 	sr := scenarioRun{sc: sc, def: def, env: env, o: o}
+	if multi(sc) && (sc.Faults.Crash != nil || sc.Faults.Resume) {
+		return sr.phasedCrashAndResume(ctx)
+	}
 	runs := sc.Runs()
 	for i, r := range runs {
 		req, err := BuildRequest(sc, def, i, env, o)

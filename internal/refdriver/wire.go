@@ -126,10 +126,10 @@ func (d Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env)
 	// The fakes play the audit sink and the size measure, as a runner does
 	// over the protocol for an implementation that offers them: the
 	// failing sink and the refused block are the runner's, not the kernel's.
-	o := Options{Schemas: d.Schemas, Deviations: d.Deviations}
+	o := Options{Schemas: d.Schemas, Deviations: d.Deviations, Restarted: env.Restarted}
 	if !d.Staged {
 		o.Sink = func(phase int, e trajectories.Event) string { return env.Emit(phase, e) }
-		o.Measure, o.Restarted = env.Measure, env.Restarted
+		o.Measure = env.Measure
 		env.Offer(scenarios.PartSink)
 		env.Offer(scenarios.PartMeasure)
 	}

@@ -260,6 +260,31 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 	var tr *trajectories.Trajectory
 	var err error
 	switch {
+	case m.Spec.Phased && m.Type == protocol.TypeResume:
+		// Each phase journals in its own directory; resume the named
+		// phase, then run the phases after it.
+		from := 0
+		if m.Phase != nil {
+			from = *m.Phase
+		}
+		dir := refdriver.PhaseJournal(m.JournalDir, from)
+		if m.TearTail {
+			if err = refdriver.TearTail(dir); err != nil {
+				break
+			}
+		}
+		if m.Damage != "" {
+			if err = refdriver.DamageJournal(dir, m.Damage); err != nil {
+				break
+			}
+		}
+		tr, err = refdriver.ProcessPhases(runCtx, sc, env, m.JournalDir, nil, from, opts)
+	case m.Spec.Phased && m.JournalDir != "" && m.Spec.Faults.JournalError == nil:
+		var hookFor func(int) journal.Hook
+		if m.ReportJournalPoints {
+			hookFor = env.journalPointIn
+		}
+		tr, err = refdriver.ProcessPhases(runCtx, sc, env, m.JournalDir, hookFor, -1, opts)
 	case m.Type == protocol.TypeResume:
 		if m.TearTail {
 			if err = refdriver.TearTail(m.JournalDir); err != nil {
@@ -398,4 +423,14 @@ func (e *remoteEnv) journalPoint(p journal.Point) error {
 	point := refdriver.WirePoint(p)
 	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Point: &point})
 	return err
+}
+
+// journalPointIn is the journal hook of phase i of a phased scenario: its
+// points name the phase whose journal they write.
+func (e *remoteEnv) journalPointIn(i int) journal.Hook {
+	return func(p journal.Point) error {
+		point := refdriver.WirePoint(p)
+		_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Phase: &i, Point: &point})
+		return err
+	}
 }

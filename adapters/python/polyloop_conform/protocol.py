@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -184,6 +185,10 @@ class Seams:
         # "last_checksum" or "middle": damage the journal before resuming;
         # resume must then refuse it (0002.D5). None when not asked.
         self.damage: str | None = message.get("damage")
+        # In a phased scenario, the phase a resume starts from: resume its
+        # journal, then run the phases after it (the earlier ones ended in
+        # the process that died).
+        self.resume_phase: int = int(message.get("phase") or 0)
         self.journal_dir: str | None = message.get("journal_dir")
         self.report_journal_points: bool = bool(message.get("report_journal_points"))
         # The runner plays the audit sink and the size measure (only sent to
@@ -250,15 +255,27 @@ class Seams:
             finally:
                 self._conn.deadline = None
 
-    async def journal_point(self, when: str, seq: int, record: str, step: int = 0) -> None:
-        """Call before and after every journal write. When the runner asked
-        for journal points it may kill the process here (a crash test)."""
+    def phase_journal(self, phase: int) -> str | None:
+        """The directory of a phase's journal: ``journal_dir`` itself for a
+        single request, ``journal_dir/<phase>`` in a phased scenario, where
+        each phase is a run with a journal of its own."""
+        if self.journal_dir is None:
+            return None
+        return os.path.join(self.journal_dir, str(phase)) if self.spec.get("phased") else self.journal_dir
+
+    async def journal_point(self, when: str, seq: int, record: str, step: int = 0, phase: int = 0) -> None:
+        """Call before and after every journal write (``phase``: whose
+        journal, in a phased scenario). When the runner asked for journal
+        points it may kill the process here (a crash test)."""
         if not self.report_journal_points:
             return
         point: dict[str, Any] = {"when": when, "seq": seq, "record": record}
         if step:
             point["step"] = step
-        await self._conn.call({"type": "journal_point", "point": point})
+        message: dict[str, Any] = {"type": "journal_point", "point": point}
+        if self.spec.get("phased"):
+            message["phase"] = phase
+        await self._conn.call(message)
 
 
 RunScenario = Callable[[dict, Seams], Awaitable[dict]]

@@ -13,7 +13,8 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from polyloop_conform import ModelCallError, TrajectoryBuilder, serve_async, tear_last_record  # noqa: E402
+from polyloop_conform import (MeasureFailure, ModelCallError, SinkFailure, TrajectoryBuilder, serve_async,  # noqa: E402
+                              tear_last_record)
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "docs" / "examples"
 HELLO = {"type": "hello", "suite": "polyloop-conform", "suite_version": "0.1.0", "protocol": 1}
@@ -158,6 +159,57 @@ class JournalPoints(unittest.TestCase):
                 self.assertEqual(f.read(), b'{"a":1}\n{"b":')
 
 
+class RunnerPlayedFaults(unittest.TestCase):
+    def test_a_deadline_cancel_expires_the_runs_deadline(self):
+        seen = {}
+
+        async def scenario(spec, seams):
+            try:
+                async with seams.deadline():
+                    await seams.model(0, [])
+            except TimeoutError:
+                seen["timeout"] = True
+            return TrajectoryBuilder(spec["scenario"]).build()
+
+        out, _ = serve_lines(scenario, [HELLO, run_message(), {"type": "cancel", "call": 1, "deadline": True}])
+        self.assertTrue(seen.get("timeout"), "the caller of the run did not see TimeoutError")
+        self.assertEqual(out[2], {"type": "released", "call": 1})
+
+    def test_a_plain_cancel_is_a_cancellation_even_inside_the_deadline(self):
+        seen = {}
+
+        async def scenario(spec, seams):
+            try:
+                async with seams.deadline():
+                    await seams.model(0, [])
+            except asyncio.CancelledError:
+                seen["cancelled"] = True
+            return TrajectoryBuilder(spec["scenario"]).build()
+
+        serve_lines(scenario, [HELLO, run_message(), {"type": "cancel", "call": 1}])
+        self.assertTrue(seen.get("cancelled"))
+
+    def test_the_runners_sink_and_measure_fail_as_answered(self):
+        seen = []
+
+        async def scenario(spec, seams):
+            for call in (lambda: seams.sink(0, {"type": "run_started"}), lambda: seams.measure(0, "observation", "")):
+                try:
+                    seen.append(await call())
+                except (SinkFailure, MeasureFailure) as err:
+                    seen.append(type(err).__name__)
+            seen.append(await seams.measure(0, "goal_fragment", "Go."))
+            return TrajectoryBuilder(spec["scenario"]).build()
+
+        out, _ = serve_lines(scenario, [HELLO, run_message(wire_sink=True, wire_measure=True),
+                                        {"type": "event_result", "call": 1, "error": {"type": "AuditStoreError", "message": "no"}},
+                                        {"type": "measure_result", "call": 2, "error": {"type": "MeasureError", "message": "no rule"}},
+                                        {"type": "measure_result", "call": 3, "size": 3}])
+        self.assertEqual(seen, ["SinkFailure", "MeasureFailure", 3])
+        self.assertEqual(out[1], {"type": "event", "phase": 0, "event": {"type": "run_started"}, "call": 1})
+        self.assertEqual(out[2], {"type": "measure_call", "phase": 0, "block": "observation", "text": "", "call": 2})
+
+
 class Robustness(unittest.TestCase):
     def test_an_exception_in_the_teams_code_is_an_error_with_the_traceback_on_stderr(self):
         async def scenario(spec, seams):
@@ -187,7 +239,8 @@ class Transcripts(unittest.TestCase):
                 entries = [json.loads(line) for line in path.read_text().splitlines()]
                 runner = [e["message"] for e in entries if e["from"] == "runner"]
                 impl = [e["message"] for e in entries if e["from"] == "implementation"]
-                calls = [m for m in impl if m["type"] in ("model_call", "handler_call", "execute_call", "journal_point", "released")]
+                kinds = ("model_call", "handler_call", "execute_call", "journal_point", "released", "event", "measure_call")
+                calls = [m for m in impl if m["type"] in kinds]
 
                 async def scenario(spec, seams, calls=calls):
                     for m in calls:
@@ -196,12 +249,18 @@ class Transcripts(unittest.TestCase):
                                 await seams.model(m["phase"], m["input"])
                             elif m["type"] == "handler_call":
                                 await seams.handler(m["phase"], m["tool"], m.get("arguments", {}))
+                            elif m["type"] == "event":
+                                await seams.sink(m["phase"], m["event"])
+                            elif m["type"] == "measure_call":
+                                await seams.measure(m["phase"], m["block"], m["text"])
+                        except (SinkFailure, MeasureFailure):
+                            continue  # the runner played the fault; the kernel goes on
                         except asyncio.CancelledError:
                             break
                     return TrajectoryBuilder(spec["scenario"]).build()
 
                 out, _ = serve_lines(scenario, runner)
-                got = [m for m in out if m["type"] in ("model_call", "handler_call", "execute_call", "journal_point", "released")]
+                got = [m for m in out if m["type"] in kinds]
                 strip = lambda ms: [{k: v for k, v in m.items() if k != "arguments" or v} for m in ms]  # noqa: E731
                 self.assertEqual(strip(got), strip(calls))
 

@@ -115,6 +115,8 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
     faults = spec.get("faults") or {}
     for phase, r in enumerate(spec["requests"]):
         name = r.get("name", "") if phased else ""
+        if seams.resume and phase < seams.resume_phase:
+            continue  # ended in the process that died; not run again
         try:
             req = build_request(spec, seams, phase)
             await req.probe()
@@ -132,7 +134,11 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
                         code = ERRNOS[je["errno"]]
                         return OSError(code, f"injected {je['errno']}")
                     return None
-            journal = Journal(seams.journal_dir, seams.journal_point, fault)
+
+            async def point(when: str, seq: int, record: str, step: int, phase: int = phase) -> None:
+                await seams.journal_point(when, seq, record, step, phase)
+
+            journal = Journal(seams.phase_journal(phase), point, fault)
         events: list[dict] = []
 
         async def model(messages, phase=phase):
@@ -141,7 +147,7 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
         run = Run(req, model, _sinks(events, faults.get("sink"), seams, phase, name), journal)
         try:
             async with seams.deadline():
-                if seams.resume:
+                if seams.resume and phase == seams.resume_phase:
                     if seams.tear_tail:
                         tear_last_record(journal.path)
                     if seams.damage:
@@ -169,7 +175,7 @@ async def run_scenario(spec: dict, seams: Seams) -> dict:
             b.run_error("journal_damaged", str(err))
             return b.build()
         _record(b, run, events, name)
-        if seams.resume:
+        if seams.resume and phase == seams.resume_phase:
             b.resumed(run.resumed_from, run.replayed_step, run.torn_tail)
         ended = b.end(end["reason"], end["effective_steps"], end["total_steps"], detail=end.get("detail"))
         if phased:
