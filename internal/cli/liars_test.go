@@ -53,3 +53,26 @@ func TestRun_lyingImplementations(t *testing.T) {
 		}
 	})
 }
+
+// TestRun_partialKernel: capabilities are a path, not a switch. A kernel
+// that claims json-actions only, and fills neither events nor model
+// inputs, is not judged on them in any scenario: no failure, and the
+// report says what was not judged.
+func TestRun_partialKernel(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " json-only"
+	code, out, errs := run(t, "run", "--impl", impl, "--timeout", "30s")
+	if code != ExitOK || !strings.Contains(out, ", 0 failed,") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"Not judged, by the capabilities not claimed:", "context-assembly  steps[].model_input, steps[].context_size (differed in", "events            events, event_sink_failures (differed in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "differed in 0 scenario") {
+		t.Errorf("the partial kernel's trajectories should differ where it claims nothing:\n%s", out)
+	}
+}
+

@@ -233,6 +233,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict, GoldensOptional: src.goldensOptional()}
 	rep := newReport(driver.Name()+report.ShardSuffix(sh.String()), "run", args)
+	if uj := engine.Unjudged(driver.Capabilities()); len(uj) > 0 {
+		rep.NotJudged = uj
+	}
 	rep.Selection = *pattern
 	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens, GoldensOptional: src.goldensOptional()}).Missing()...)
 	progress := newProgress(s.err, len(selected))

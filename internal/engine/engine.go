@@ -53,6 +53,10 @@ type Result struct {
 	// ExpectOnly is set when the scenario had no golden and was judged by
 	// its expect block alone (Suite.GoldensOptional).
 	ExpectOnly bool
+	// NotJudged lists the capabilities the implementation does not claim
+	// whose fields differed in this scenario and were not judged (the
+	// events of an implementation without events, …).
+	NotJudged []string
 	// Staged lists the parts of the scenario's faults the implementation
 	// staged itself, the runner not playing them (Scenario.SelfStaged):
 	// the verdict takes the implementation's word for those.
@@ -178,6 +182,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
 	res.Problems = append(Observed(sc, tr, claimed, snap), s.Judge(sc, tr)...)
+	res.Problems, res.NotJudged = dropUnclaimed(res.Problems, d.Capabilities())
 	res.Staged = sc.SelfStaged(env.Played())
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {
 		res.ExpectOnly = true

@@ -71,6 +71,9 @@ type Row struct {
 	ExpectOnly bool `json:"expect_only,omitempty"`
 	// Repetitions counts the runs merged into this row (run --repeat).
 	Repetitions int `json:"repetitions,omitempty"`
+	// NotJudged names the capabilities the implementation does not claim
+	// whose fields differed here and were left unjudged.
+	NotJudged []string `json:"not_judged,omitempty"`
 }
 
 // Evidence is what a verdict rests on.
@@ -110,6 +113,9 @@ type Report struct {
 	// scenarios it never started.
 	Interrupted bool `json:"interrupted,omitempty"`
 	NotRun      int  `json:"not_run,omitempty"`
+	// NotJudged maps each capability the implementation does not claim to
+	// the fields that are therefore judged in no scenario.
+	NotJudged map[string]string `json:"not_judged,omitempty"`
 	// Decisions maps decision IDs to what they say, so a reader sees each
 	// one without the design docs at hand.
 	Decisions map[string]Decision `json:"decisions,omitempty"`
@@ -128,7 +134,7 @@ func New(implementation, suiteVersion string) *Report {
 
 // RowOf turns an engine result into a row.
 func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
-	row := Row{Scenario: res.Scenario, Level: sc.Level, Requires: sc.Requires, Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration, ExpectOnly: res.ExpectOnly}
+	row := Row{Scenario: res.Scenario, Level: sc.Level, Requires: sc.Requires, Decisions: res.Decisions, Problems: res.Problems, Duration: res.Duration, ExpectOnly: res.ExpectOnly, NotJudged: res.NotJudged}
 	switch {
 	case res.Skipped != "":
 		row.Verdict, row.Note = Skip, res.Skipped

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -54,6 +55,7 @@ func Text(out io.Writer, r *Report, o Options) error {
 	}
 	if !o.Brief {
 		writeSkips(w, rows)
+		writeNotJudged(w, r.NotJudged, rows)
 		writeEvidence(w, rows)
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "%-14s %6s %6s %6s %6s\n", "family", "pass", "fail", "skip", "known")
@@ -103,6 +105,26 @@ func writeSkips(w io.Writer, rows []Row) {
 	fmt.Fprintln(w, "\nSkipped, by the capabilities they need:")
 	for _, reason := range reasons {
 		fmt.Fprintf(w, "  %3d  %s\n", skips[reason], reason)
+	}
+}
+
+// writeNotJudged lists, per capability the implementation does not
+// claim, the fields no scenario judged, and in how many scenarios they
+// differed from the design's: a path, not a switch (docs/implementing.md).
+func writeNotJudged(w io.Writer, notJudged map[string]string, rows []Row) {
+	if len(notJudged) == 0 {
+		return
+	}
+	differed := map[string]int{}
+	for _, row := range rows {
+		for _, c := range row.NotJudged {
+			differed[c]++
+		}
+	}
+	caps := slices.Sorted(maps.Keys(notJudged))
+	fmt.Fprintln(w, "\nNot judged, by the capabilities not claimed:")
+	for _, c := range caps {
+		fmt.Fprintf(w, "  %-17s %s (differed in %d scenario(s), not counted)\n", c, notJudged[c], differed[c])
 	}
 }
 

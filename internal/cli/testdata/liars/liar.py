@@ -79,7 +79,20 @@ for raw in child.stdout:
     kind = json.loads(line)["type"]
     if kind in ("model_call", "handler_call", "execute_call"):
         KINDS[json.loads(line)["call"]] = kind
-    if MODE == "garbage-input" and kind == "model_call":
+    if MODE == "json-only" and kind == "hello":
+        # Not a liar: a kernel that starts small. It claims json-actions
+        # only, and has neither audit events nor exact context assembly.
+        m = json.loads(line)
+        m["capabilities"] = ["json-actions"]
+        out(json.dumps(m, ensure_ascii=False))
+    elif MODE == "json-only" and kind == "result":
+        m = json.loads(line)
+        t = m["trajectory"]
+        t["events"], t["event_sink_failures"] = [], 0
+        for st in t.get("steps") or []:
+            st["model_input"], st["context_size"] = [], 0
+        out(json.dumps(m, ensure_ascii=False))
+    elif MODE == "garbage-input" and kind == "model_call":
         # The model is sent a different prompt (the assistant turns kept,
         # so the fake model still answers by step); the trajectory reports
         # the prompt the kernel assembled.
