@@ -75,4 +75,3 @@ func TestRun_partialKernel(t *testing.T) {
 		t.Errorf("the partial kernel's trajectories should differ where it claims nothing:\n%s", out)
 	}
 }
-
