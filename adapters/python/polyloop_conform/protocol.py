@@ -18,8 +18,10 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, BinaryIO
+
+from .messages import ChatMessage, Outcome, Spec
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 16 << 20
@@ -101,8 +103,8 @@ class _Connection:
     def __init__(self, out: BinaryIO) -> None:
         self._out = out
         self._next = 0
-        self._pending: dict[int, asyncio.Future[dict]] = {}
-        self._early: dict[int, dict] = {}
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._early: dict[int, dict[str, Any]] = {}
         self._ended = False
         # The run's deadline (Seams.deadline), which a cancel with
         # deadline lets pass.
@@ -113,7 +115,7 @@ class _Connection:
         self._out.write(line.encode("utf-8"))
         self._out.flush()
 
-    async def call(self, message: dict) -> dict:
+    async def call(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send a call and wait for its answer.
 
         A ``cancel`` answer, or cancellation of the awaiting task, raises
@@ -122,7 +124,7 @@ class _Connection:
         self._next += 1
         call = self._next
         message["call"] = call
-        fut: asyncio.Future[dict] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if call in self._early:
             fut.set_result(self._early.pop(call))
         elif self._ended:
@@ -150,8 +152,11 @@ class _Connection:
             raise asyncio.CancelledError(f"the runner cancelled the run during {message['type']} {call}")
         return answer
 
-    def deliver(self, answer: dict) -> None:
+    def deliver(self, answer: dict[str, Any]) -> None:
         call = answer.get("call")
+        if not isinstance(call, int):
+            print(f"polyloop_conform: an answer without a call number: {answer!r:.120}", file=sys.stderr)
+            return
         fut = self._pending.pop(call, None)
         if fut is None:
             # An answer before its call: a transcript replayed in one go.
@@ -175,11 +180,11 @@ class Seams:
     the outside world of the scenario, scripted by the runner.
     """
 
-    def __init__(self, conn: _Connection, message: dict, environment_error: Callable[[str], Exception]) -> None:
+    def __init__(self, conn: _Connection, message: dict[str, Any], environment_error: Callable[[str], Exception]) -> None:
         self._conn = conn
         self._environment_error = environment_error
         self.id: str = message["id"]
-        self.spec: dict = message["spec"]
+        self.spec: Spec = message["spec"]
         self.resume: bool = message["type"] == "resume"
         self.tear_tail: bool = bool(message.get("tear_tail"))
         # "last_checksum" or "middle": damage the journal before resuming;
@@ -195,15 +200,15 @@ class Seams:
         # an implementation that claims wire-sink and wire-measure).
         self.wire_sink: bool = bool(message.get("wire_sink"))
         self.wire_measure: bool = bool(message.get("wire_measure"))
-        self._handlers = {t["name"]: bool(t.get("has_handler")) for t in self.spec.get("tools", [])}
+        self._handlers = {t["name"]: bool(t.get("has_handler")) for t in self.spec["tools"]}
 
-    async def model(self, phase: int, messages: list[dict]) -> str:
+    async def model(self, phase: int, messages: Sequence[ChatMessage] | Sequence[Mapping[str, str]]) -> str:
         """Ask the scenario's model; ``messages`` as the model would get them."""
-        answer = await self._conn.call({"type": "model_call", "phase": phase, "input": list(messages)})
+        answer = await self._conn.call({"type": "model_call", "phase": phase, "input": [dict(m) for m in messages]})
         if "error" in answer:
             err = answer["error"]
-            raise ModelCallError(err.get("type", "ModelCallError"), err.get("message", ""))
-        return answer["output"]
+            raise ModelCallError(str(err.get("type", "ModelCallError")), str(err.get("message", "")))
+        return str(answer["output"])
 
     def has_handler(self, tool: str) -> bool:
         """Whether the spec gives this tool a handler."""
@@ -216,14 +221,15 @@ class Seams:
             err = answer["error"]
             raise handler_exception(err["type"], err["message"])
         if "env_error" in answer:
-            raise self._environment_error(answer["env_error"])
-        return answer["output"]
+            raise self._environment_error(str(answer["env_error"]))
+        return str(answer["output"])
 
-    async def execute(self, phase: int, action: Mapping[str, Any]) -> dict:
+    async def execute(self, phase: int, action: Mapping[str, Any]) -> Outcome:
         """Ask the scripted project executor; returns the five outcome fields
         (``env_reported_completion`` may be None: no completion signal)."""
         answer = await self._conn.call({"type": "execute_call", "phase": phase, "action": dict(action)})
-        return answer["outcome"]
+        outcome: Outcome = answer["outcome"]
+        return outcome
 
     async def sink(self, phase: int, event: Mapping[str, Any]) -> None:
         """The runner's audit sink: send it one event (as the trajectory
@@ -278,10 +284,10 @@ class Seams:
         await self._conn.call(message)
 
 
-RunScenario = Callable[[dict, Seams], Awaitable[dict]]
+RunScenario = Callable[[Spec, Seams], Awaitable[dict[str, Any]]]
 
 
-async def _run_one(conn: _Connection, message: dict, run_scenario: RunScenario, environment_error: Callable[[str], Exception]) -> None:
+async def _run_one(conn: _Connection, message: dict[str, Any], run_scenario: RunScenario, environment_error: Callable[[str], Exception]) -> None:
     seams = Seams(conn, message, environment_error)
     try:
         trajectory = await run_scenario(seams.spec, seams)
@@ -305,7 +311,7 @@ async def serve_async(run_scenario: RunScenario, *, name: str, version: str = "0
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin)
     conn = _Connection(stdout or sys.stdout.buffer)
-    current: asyncio.Task | None = None
+    current: asyncio.Task[None] | None = None
     while True:
         line = await reader.readline()
         if not line:

@@ -47,8 +47,8 @@ class TrajectoryBuilder:
             "end": None,
         }
 
-    def step(self, *, index: int, model_input: list[dict], context_size: int, model_output: str,
-             action: dict, outcome: dict, history_observation: str, effective_steps: int,
+    def step(self, *, index: int, model_input: list[dict[str, Any]], context_size: int, model_output: str,
+             action: dict[str, Any], outcome: dict[str, Any], history_observation: str, effective_steps: int,
              total_steps: int, replayed: bool = False, phase: str = "") -> None:
         """Append a settled step. ``action`` holds kind (tool_call, code,
         none) and, as they apply, tool, arguments, code, repairs, error;
@@ -87,14 +87,14 @@ class TrajectoryBuilder:
     def sink_failures(self, n: int) -> None:
         self._t["event_sink_failures"] += n
 
-    def end(self, reason: str, effective_steps: int, total_steps: int, *, detail: dict | None = None) -> dict:
+    def end(self, reason: str, effective_steps: int, total_steps: int, *, detail: dict[str, Any] | None = None) -> dict[str, Any]:
         end: dict[str, Any] = {"reason": reason, "effective_steps": effective_steps, "total_steps": total_steps}
         if detail:
             end["detail"] = _prune(detail)
         self._t["end"] = end
         return end
 
-    def phase_end(self, name: str, end: dict) -> None:
+    def phase_end(self, name: str, end: dict[str, Any]) -> None:
         self._t.setdefault("phases", []).append({"name": name, "end": end})
 
     def assembly_error(self, kind: str, message: str, tools: list[str] | None = None) -> None:

@@ -11,9 +11,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from polyloop_conform import (MeasureFailure, ModelCallError, SinkFailure, TrajectoryBuilder, serve_async,  # noqa: E402
+from polyloop_conform import (MeasureFailure, ModelCallError, SinkFailure, TrajectoryBuilder, serve_async,
                               tear_last_record)
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "docs" / "examples"
