@@ -176,3 +176,47 @@ func TestCoverageHTMLInChromium(t *testing.T) {
 		t.Error("the grid marks no scenario citing a decision")
 	}
 }
+
+// TestHTMLReportRendersChinese: GovDoc's scenarios carry Chinese text, so
+// the report's fonts must render it. A failing run of the real GovDoc
+// scenarios is turned into the page; the page must contain Chinese, and a
+// probe page with the report's own style sheet draws two different
+// Chinese characters and a private-use one on canvases in the body's
+// font: with a CJK font the three bitmaps differ, with none they are the
+// same empty box. CI installs Debian's fonts-noto-cjk.
+func TestHTMLReportRendersChinese(t *testing.T) {
+	t.Parallel()
+	browser := chromium(t)
+	selfImpl(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if code, out, errs := run(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--run", "govdoc.real-*", "--format", "html", "--out", page); code != ExitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	html, _ := os.ReadFile(page)
+	if !regexp.MustCompile(`\p{Han}`).Match(html) {
+		t.Fatal("the report of the GovDoc scenarios shows no Chinese text")
+	}
+	style := regexp.MustCompile(`(?s)<style>.*?</style>`).Find(html)
+	if style == nil {
+		t.Fatal("the report has no style sheet")
+	}
+	probe := filepath.Join(dir, "probe.html")
+	script := `<script>
+function draw(ch) {
+  var c = document.createElement('canvas'); c.width = 48; c.height = 48;
+  var x = c.getContext('2d'); x.font = '36px ' + getComputedStyle(document.body).fontFamily;
+  x.fillText(ch, 4, 40); return c.toDataURL();
+}
+var a = draw('\u5408'), b = draw('\u89c4'), pua = draw('\ue000');
+document.getElementById('out').textContent = (a !== b && a !== pua) ? 'glyphs' : 'boxes';
+</script>`
+	body := "<!doctype html><html><head><meta charset=\"utf-8\">" + string(style) + "</head><body><p id=\"out\">not run</p>" + script + "</body></html>"
+	if err := os.WriteFile(probe, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(headless(t, browser, "--virtual-time-budget=2000", "--dump-dom", "file://"+probe))
+	if !strings.Contains(dom, `<p id="out">glyphs</p>`) {
+		t.Errorf("Chinese renders as empty boxes with the report's fonts (install fonts-noto-cjk):\n%s", dom)
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -88,6 +89,11 @@ func (c Cause) String() string {
 		where = "in 1 scenario"
 	}
 	if c.Field == "" {
+		if why := strings.TrimPrefix(c.First, c.Problem+": "); c.First != "" && why != c.First {
+			// The general part groups; the rest of the first sentence
+			// says why (a protocol failure's reason, under --brief too).
+			return fmt.Sprintf("%s %s — first: %s: %s", c.Problem, where, c.Scenarios[0], why)
+		}
 		return fmt.Sprintf("%s %s — first: %s", c.Problem, where, c.Scenarios[0])
 	}
 	gov := "its decisions are the scenarios'"
@@ -134,7 +140,7 @@ func Causes(r *Report) []Cause {
 			}
 			seen[key] = true
 			if byKey[key] == nil {
-				c.First = l.String()
+				c.First = l.Sentence()
 				byKey[key] = &c
 				order = append(order, key)
 			}
@@ -151,10 +157,84 @@ func Causes(r *Report) []Cause {
 
 // problemKind keeps the general part of a run-level sentence ("timed out
 // after 10s (--timeout)") so that the same failure groups across
-// scenarios whatever details follow.
+// scenarios whatever details follow: the text before the first ": "
+// outside parentheses, so a label never opens one it does not close.
 func problemKind(s string) string {
-	if i := strings.Index(s, ": "); i > 0 {
-		return s[:i]
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ':':
+			if depth == 0 && strings.HasPrefix(s[i:], ": ") && i > 0 {
+				return s[:i]
+			}
+		}
 	}
 	return s
+}
+
+// Sentence renders the line for people: a field's wanted and actual
+// values described in words (a tool call of search, 3 messages, the end
+// goal_reached_by_tool) rather than as JSON, which the row's details keep.
+func (l Line) Sentence() string {
+	if l.Path == "" || (l.Want == nil && l.Got == nil) {
+		return l.String()
+	}
+	return fmt.Sprintf("%s: want %s, got %s (%s)", l.Path, Describe(l.Want), Describe(l.Got), strings.Join(l.Oracles, " and "))
+}
+
+// Describe says what a trajectory value is in a few words.
+func Describe(v any) string {
+	const most = 60
+	cut := func(s string) string {
+		if r := []rune(s); len(r) > most {
+			return string(r[:most]) + "…"
+		}
+		return s
+	}
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("%q", cut(x))
+	case bool, float64, int, int64:
+		return fmt.Sprint(x)
+	case []any:
+		if len(x) == 0 {
+			return "none"
+		}
+		if m, ok := x[len(x)-1].(map[string]any); ok {
+			if role, ok := m["role"].(string); ok {
+				return fmt.Sprintf("%d message(s), the last from %s: %q", len(x), role, cut(fmt.Sprint(m["content"])))
+			}
+			if t, ok := m["type"].(string); ok {
+				return fmt.Sprintf("%d event(s), the last %s", len(x), t)
+			}
+		}
+		return fmt.Sprintf("a list of %d", len(x))
+	case map[string]any:
+		switch {
+		case x["reason"] != nil:
+			return fmt.Sprintf("the end %v", x["reason"])
+		case x["kind"] != nil && x["tool"] != nil:
+			return fmt.Sprintf("a %v of %v", x["kind"], x["tool"])
+		case x["kind"] != nil:
+			return fmt.Sprintf("a %v", x["kind"])
+		case x["status"] != nil:
+			return fmt.Sprintf("an outcome %v", x["status"])
+		case x["type"] != nil:
+			return fmt.Sprintf("a %v", x["type"])
+		case x["role"] != nil:
+			return fmt.Sprintf("a %v message: %q", x["role"], cut(fmt.Sprint(x["content"])))
+		}
+		keys := slices.Sorted(maps.Keys(x))
+		if len(keys) > 4 {
+			keys = append(keys[:4], "…")
+		}
+		return "an object with " + strings.Join(keys, ", ")
+	}
+	return cut(fmt.Sprint(v))
 }

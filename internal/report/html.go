@@ -51,7 +51,11 @@ func HTML(w io.Writer, r *Report, _ Options) error {
 		return err
 	}
 	v := htmlView{Report: r, Counts: r.Counts(), Total: len(r.Rows), Causes: Causes(r), Families: tallies(r.ByFamily()), DecisionBars: tallies(r.ByDecision())}
-	for _, row := range r.Sorted() {
+	// Failing scenarios first, so a handful of different failures are
+	// what the page opens on; then the rest, each group by name.
+	rows := r.Sorted()
+	slices.SortStableFunc(rows, func(a, b Row) int { return verdictRank(a.Verdict) - verdictRank(b.Verdict) })
+	for _, row := range rows {
 		v.Rows = append(v.Rows, viewRow(row, r))
 	}
 	// A few failures are shown opened; many stay collapsed under their
@@ -140,10 +144,27 @@ type htmlCell struct {
 	Got    string
 	Want   string
 	Marked bool
+	Span   int // columns the cell spans (a row that is not a step)
+}
+
+// verdictRank orders the page's rows: what fails first.
+func verdictRank(v Verdict) int {
+	switch v {
+	case Fail, Stale:
+		return 0
+	case Interrupted:
+		return 1
+	case KnownFailing:
+		return 2
+	case Pass:
+		return 3
+	}
+	return 4
 }
 
 // timeline columns: the label, the field below steps[i], and how to show it.
 var columns = []struct{ label, field string }{
+	{"model input", "model_input"},
 	{"action", "action"},
 	{"status", "outcome.status"},
 	{"observation", "outcome.observation"},
@@ -164,31 +185,103 @@ func viewRow(row Row, r *Report) htmlRow {
 	if len(row.Trajectory) == 0 {
 		return v
 	}
-	var tr struct {
-		Steps []map[string]any `json:"steps"`
-	}
+	var tr map[string]any
 	if json.Unmarshal(row.Trajectory, &tr) != nil {
 		return v
 	}
-	for i, s := range tr.Steps {
+	steps, _ := tr["steps"].([]any)
+	// under reports whether a line is about path or something below it,
+	// and returns what the design wants there.
+	under := func(path string) (string, bool) {
+		for _, l := range lines {
+			if l.Path == path || strings.HasPrefix(l.Path, path+".") || strings.HasPrefix(l.Path, path+"[") {
+				return strings.TrimPrefix(l.Sentence(), l.Path+": "), true
+			}
+		}
+		return "", false
+	}
+	for i, raw := range steps {
+		s, _ := raw.(map[string]any)
 		st := htmlStep{Label: fmt.Sprintf("%v", s["index"])}
 		if ph, ok := s["phase"].(string); ok {
 			st.Label = ph + " " + st.Label
 		}
+		// A step the design does not have at all: every cell is marked.
+		extra := false
+		for _, l := range lines {
+			extra = extra || l.Path == fmt.Sprintf("steps[%d]", i)
+		}
 		for _, c := range columns {
 			cell := htmlCell{Name: c.label, Got: brief(lookup(s, c.field))}
-			prefix := fmt.Sprintf("steps[%d].%s", i, c.field)
-			for _, l := range lines {
-				if l.Path == prefix || strings.HasPrefix(l.Path, prefix+".") || strings.HasPrefix(l.Path, prefix+"[") {
-					cell.Marked = true
-					cell.Want = strings.TrimPrefix(l.Statement, l.Path+": ")
-				}
+			if c.field == "model_input" {
+				cell.Got = Describe(lookup(s, c.field))
+			}
+			if want, ok := under(fmt.Sprintf("steps[%d].%s", i, c.field)); ok {
+				cell.Marked, cell.Want = true, want
+			} else if extra {
+				cell.Marked = true
 			}
 			st.Cells = append(st.Cells, cell)
 		}
 		v.Steps = append(v.Steps, st)
 	}
+	// What is not a step of the run has a row too, marked when it
+	// differs: missing steps, how the run ended, and its events.
+	for _, l := range lines {
+		if l.Path == "steps" || (strings.HasPrefix(l.Path, "steps[") && indexOf(l.Path) >= len(steps)) {
+			v.Steps = append(v.Steps, htmlStep{Label: "missing", Cells: wholeRow(fmt.Sprintf("%d step(s)", len(steps)), strings.TrimPrefix(l.Sentence(), l.Path+": "))})
+			break
+		}
+	}
+	endGot := describeEnd(tr)
+	for _, p := range []string{"end", "interrupted", "run_error", "assembly_error", "phases", "resume"} {
+		if want, ok := under(p); ok {
+			v.Steps = append(v.Steps, htmlStep{Label: "end", Cells: wholeRow(endGot, p+": "+want)})
+			endGot = ""
+			break
+		}
+	}
+	if endGot != "" && len(steps) > 0 {
+		v.Steps = append(v.Steps, htmlStep{Label: "end", Cells: wholeRow(endGot, "")})
+	}
+	for _, p := range []string{"events", "event_types", "event_sink_failures"} {
+		if want, ok := under(p); ok {
+			evs, _ := tr["events"].([]any)
+			v.Steps = append(v.Steps, htmlStep{Label: "events", Cells: wholeRow(Describe(evs), p+": "+want)})
+			break
+		}
+	}
 	return v
+}
+
+// wholeRow is a timeline row with one cell across the columns: got, and
+// when want is set, marked with what the design wants.
+func wholeRow(got, want string) []htmlCell {
+	return []htmlCell{{Name: "all", Got: got, Want: want, Marked: want != "", Span: len(columns)}}
+}
+
+// indexOf is the index in a path that starts "steps[N]".
+func indexOf(path string) int {
+	var n int
+	if _, err := fmt.Sscanf(path, "steps[%d]", &n); err != nil {
+		return -1
+	}
+	return n
+}
+
+// describeEnd says how the run ended, or how it stopped without an end.
+func describeEnd(tr map[string]any) string {
+	switch {
+	case tr["end"] != nil:
+		return Describe(tr["end"])
+	case tr["interrupted"] != nil:
+		return "interrupted: " + brief(tr["interrupted"])
+	case tr["run_error"] != nil:
+		return "stopped: " + brief(tr["run_error"])
+	case tr["assembly_error"] != nil:
+		return "refused: " + brief(tr["assembly_error"])
+	}
+	return ""
 }
 
 func lookup(m map[string]any, dotted string) any {

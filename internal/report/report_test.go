@@ -250,3 +250,37 @@ func TestJSONRoundTripAndMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLTimelineMarksEveryKindOfDifference: the step-by-step table
+// marks a difference wherever it is, not only in a step's own cells: the
+// model input, a step the design does not have, a missing step, the end
+// and the events each get a marked cell with what the design wants.
+func TestHTMLTimelineMarksEveryKindOfDifference(t *testing.T) {
+	tr := `{"steps":[{"index":1,"model_input":[{"role":"user","content":"Go."}],"action":{"kind":"tool_call","tool":"read"},"outcome":{"status":"EXECUTED","observation":"x"}},` +
+		`{"index":2,"model_input":[],"action":{"kind":"none"},"outcome":{"status":"NOT_EXECUTED","observation":"y"}}],` +
+		`"end":{"reason":"total_budget_exhausted","effective_steps":1,"total_steps":2},"events":[{"type":"run_started"},{"type":"run_ended"}]}`
+	for _, tc := range []struct {
+		name, path string
+		want       any
+		mark       string // a fragment of the marked row
+	}{
+		{"model input", "steps[0].model_input[0].content", "Read.", `<td><mark>1 message(s), the last from user: &#34;Go.&#34;</mark>`},
+		{"extra step", "steps[1]", nil, `<th scope="row">2</th><td><mark>`},
+		{"missing step", "steps[2]", map[string]any{"index": 3}, `<th scope="row">missing</th><td colspan="7"><mark>2 step(s)</mark>`},
+		{"end", "end.reason", "goal_reached_by_tool", `<th scope="row">end</th><td colspan="7"><mark>the end total_budget_exhausted</mark><span class="want">end: want &#34;goal_reached_by_tool&#34;`},
+		{"events", "events[1].type", "run_interrupted", `<th scope="row">events</th><td colspan="7"><mark>2 event(s), the last run_ended</mark>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := Row{Scenario: "a.b", Verdict: Fail, Decisions: []string{"0004.D3"}, Trajectory: []byte(tr),
+				Problems: []Problem{{Source: "golden", Path: tc.path, Want: tc.want, Got: "other", Statement: tc.path + ": want …, got …"}}}
+			var buf bytes.Buffer
+			if err := HTML(&buf, &Report{Rows: []Row{row}}, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), tc.mark) {
+				i := strings.Index(buf.String(), `<table class="timeline">`)
+				t.Errorf("the timeline does not mark %s with %q:\n%s", tc.path, tc.mark, buf.String()[max(i, 0):])
+			}
+		})
+	}
+}
