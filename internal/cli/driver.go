@@ -23,6 +23,7 @@ type driverConfig struct {
 	handshake   time.Duration
 	trace       bool // keep each scenario's exchange for --trace
 	fresh       bool // a new process for every scenario (--repeat)
+	noFork      bool // no fork server even when offered (--no-fork)
 }
 
 // newDriver returns the in-process reference when impl is empty, and a
@@ -44,6 +45,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		HandshakeTimeout: cfg.handshake,
 		Trace:            cfg.trace,
 		Fresh:            cfg.fresh,
+		NoFork:           cfg.noFork,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

@@ -34,6 +34,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "time limit for one crash point (kill, new process, resume)")
 	parallel := fs.Int("p", 2, "explore `N` crash points at once")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new process's hello")
+	noFork := fs.Bool("no-fork", false, "start a new process for each kill and resume even when the implementation offers a fork server")
 	shardFlag := fs.String("shard", "", "explore only shard `K/N` of the crash points (a stable partition; join the shards' JSON reports with merge)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
@@ -76,7 +77,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		}
 		cmdline = exe + " serve-reference"
 	}
-	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *handshake})
+	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *handshake, noFork: *noFork})
 	if err != nil {
 		return setupError(s, err)
 	}

@@ -167,6 +167,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run")
 	require := fs.String("require", "", "`observed`: fail a pass that rests on the implementation's own word for a fault it staged (the report's evidence column)")
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
+	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -226,7 +227,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		jobs = shuffled(selected, *repeat, *seed)
 		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), *repeat, *seed)
 	}
-	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace, fresh: *repeat > 1})
+	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace, fresh: *repeat > 1, noFork: *noFork})
 	if err != nil {
 		return setupError(s, err)
 	}

@@ -53,7 +53,14 @@ type Client struct {
 	// process keeps between runs cannot make one repetition differ from
 	// another unseen.
 	Fresh bool
+	// NoFork starts every process from Command even when the
+	// implementation offers a fork server (run --fork=off).
+	NoFork bool
 
+	// zygote is the first process when it offers a fork server: it is
+	// never sent a run, only fork requests, one at a time (forkMu).
+	zygote *child
+	forkMu sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
@@ -212,6 +219,12 @@ func (c *Client) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if slices.Contains(ch.helloMsg.Capabilities, ForkServer) && !c.NoFork {
+		// The first process holds no run state and never will: every
+		// process the runner needs from now on is forked from it.
+		c.zygote = ch
+		return nil
+	}
 	c.put(ch)
 	return nil
 }
@@ -246,6 +259,9 @@ func (c *Client) Close() {
 	for _, ch := range idle {
 		ch.kill()
 	}
+	if c.zygote != nil {
+		c.zygote.kill()
+	}
 }
 
 func (c *Client) put(ch *child) {
@@ -271,9 +287,11 @@ func (c *Client) get(tr *transcript) (*child, error) {
 	return c.spawn(tr)
 }
 
-// child is one implementation process.
+// child is one implementation process: started from Command (cmd), or
+// forked by the implementation's fork server (pid, its own process group).
 type child struct {
 	cmd   *exec.Cmd
+	pid   int // a forked child's; 0 for one the runner started
 	stdin io.WriteCloser
 	lines chan lineResult
 	exit  chan struct{}
@@ -286,6 +304,8 @@ type child struct {
 	hello [][]byte
 	// used is set once the process was sent a run.
 	used bool
+	// helloMsg is the implementation's hello.
+	helloMsg *Message
 }
 
 type lineResult struct {
@@ -294,8 +314,12 @@ type lineResult struct {
 }
 
 // spawn starts a process and shakes hands, within the handshake limit and
-// the runner's context (not a scenario's deadline).
+// the runner's context (not a scenario's deadline): a fork of the fork
+// server when there is one, a new process otherwise.
 func (c *Client) spawn(tr *transcript) (*child, error) {
+	if c.zygote != nil {
+		return c.fork(tr)
+	}
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()
 	// Once the process is gone, stop waiting for its stderr and stdout
@@ -317,10 +341,20 @@ func (c *Client) spawn(tr *transcript) (*child, error) {
 	}
 	ch := &child{cmd: cmd, stdin: stdin, lines: make(chan lineResult, 16), exit: make(chan struct{}), logs: logs}
 	go ch.read(stdout)
-	limit := c.HandshakeTimeout
-	if limit <= 0 {
-		limit = 10 * time.Second
+	return c.handshake(ch, tr)
+}
+
+// handshakeLimit bounds a new process's hello.
+func (c *Client) handshakeLimit() time.Duration {
+	if c.HandshakeTimeout <= 0 {
+		return 10 * time.Second
 	}
+	return c.HandshakeTimeout
+}
+
+// handshake sends the runner's hello and checks the answer.
+func (c *Client) handshake(ch *child, tr *transcript) (*child, error) {
+	limit := c.handshakeLimit()
 	base := c.base
 	if base == nil {
 		base = context.Background()
@@ -351,8 +385,114 @@ func (c *Client) spawn(tr *transcript) (*child, error) {
 	if c.hello == nil {
 		c.hello = m
 	}
+	ch.helloMsg = m
 	ch.attach(tr)
 	return ch, nil
+}
+
+// fork asks the fork server for a new process: the runner makes three
+// named pipes, the server forks a child that takes them as its stdin,
+// stdout and stderr in a process group of its own, and says its pid. The
+// child then shakes hands like any new process. A child of a server that
+// holds no run state is as good as a new process for crash safety: only
+// the journal on disk crosses a kill (docs/protocol.md, "Fork server").
+func (c *Client) fork(tr *transcript) (*child, error) {
+	dir, err := os.MkdirTemp("", "polyloop-fork-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	paths := [3]string{filepath.Join(dir, "stdin"), filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")}
+	for _, p := range paths {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			return nil, fmt.Errorf("fork server: %w", err)
+		}
+	}
+	// Opening a named pipe waits for the other end: each is opened in its
+	// own goroutine, and released by opening its other end here if the
+	// child never comes.
+	modes := [3]int{os.O_WRONLY, os.O_RDONLY, os.O_RDONLY}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := [3]chan opened{}
+	for i := range paths {
+		done[i] = make(chan opened, 1)
+		go func() {
+			f, err := os.OpenFile(paths[i], modes[i], 0)
+			done[i] <- opened{f, err}
+		}()
+	}
+	files := [3]*os.File{}
+	release := func() {
+		for i := range paths {
+			if files[i] != nil {
+				files[i].Close()
+				continue
+			}
+			other := os.O_RDONLY | syscall.O_NONBLOCK
+			if modes[i] == os.O_RDONLY {
+				other = os.O_WRONLY | syscall.O_NONBLOCK
+			}
+			if f, err := os.OpenFile(paths[i], other, 0); err == nil {
+				if o := <-done[i]; o.f != nil {
+					o.f.Close()
+				}
+				f.Close()
+			}
+		}
+	}
+	base := c.base
+	if base == nil {
+		base = context.Background()
+	}
+	hctx, cancel := context.WithTimeout(base, c.handshakeLimit())
+	defer cancel()
+	c.forkMu.Lock()
+	c.zygote.state = "its forked message"
+	err = c.zygote.send(&Message{Type: TypeFork, Stdin: paths[0], Stdout: paths[1], Stderr: paths[2]})
+	var m *Message
+	if err == nil {
+		m, err = c.zygote.next(hctx)
+	}
+	c.forkMu.Unlock()
+	switch {
+	case err != nil:
+		release()
+		return nil, fmt.Errorf("fork server: %w", err)
+	case m.Type == TypeError:
+		release()
+		return nil, fmt.Errorf("fork server: the implementation could not fork: %s", m.Message)
+	case m.Type != TypeForked || m.Pid <= 0:
+		release()
+		return nil, fmt.Errorf("fork server: the implementation answered fork with %q and no pid", m.Type)
+	}
+	for i := range paths {
+		select {
+		case o := <-done[i]:
+			if o.err != nil {
+				release()
+				return nil, fmt.Errorf("fork server: open %s: %w", paths[i], o.err)
+			}
+			files[i] = o.f
+		case <-hctx.Done():
+			syscall.Kill(-m.Pid, syscall.SIGKILL)
+			release()
+			return nil, fmt.Errorf("fork server: the forked process %d did not open its pipes within %s (--handshake-timeout)", m.Pid, c.handshakeLimit())
+		}
+	}
+	logs := &stderrWriter{c: c}
+	go func() {
+		io.Copy(logs, files[2])
+		files[2].Close()
+	}()
+	ch := &child{pid: m.Pid, stdin: files[0], lines: make(chan lineResult, 16), exit: make(chan struct{}), logs: logs}
+	go func() {
+		ch.read(files[1])
+		files[1].Close()
+	}()
+	return c.handshake(ch, tr)
 }
 
 // attach starts recording this process's exchange into tr, handshake first.
@@ -415,6 +555,9 @@ func (ch *child) next(ctx context.Context) (*Message, error) {
 }
 
 func (ch *child) exitStatus() string {
+	if ch.pid != 0 {
+		return "a child of the fork server, whose exit status the runner cannot see"
+	}
 	done := make(chan error, 1)
 	go func() { done <- ch.cmd.Wait() }()
 	select {
@@ -429,20 +572,40 @@ func (ch *child) exitStatus() string {
 	}
 }
 
+// group is the process group to signal: the process's own (it was
+// started, or forked, as a group leader); 0 before it started.
+func (ch *child) group() int {
+	if ch.pid != 0 {
+		return ch.pid
+	}
+	if ch.cmd != nil && ch.cmd.Process != nil {
+		return ch.cmd.Process.Pid
+	}
+	return 0
+}
+
 // signalGroup sends SIGKILL to the process group without waiting.
 func (ch *child) signalGroup() {
-	if ch.cmd.Process != nil {
-		syscall.Kill(-ch.cmd.Process.Pid, syscall.SIGKILL)
+	if g := ch.group(); g != 0 {
+		syscall.Kill(-g, syscall.SIGKILL)
 	}
 }
 
 // kill ends the whole process group, so a shell wrapper's children die too.
 func (ch *child) kill() {
-	if ch.cmd.Process == nil {
+	g := ch.group()
+	if g == 0 {
 		return
 	}
-	syscall.Kill(-ch.cmd.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(-g, syscall.SIGKILL)
 	ch.stdin.Close()
+	if ch.pid != 0 {
+		// A forked child is the fork server's to reap; its stdout ends
+		// when it dies.
+		for range ch.lines {
+		}
+		return
+	}
 	select {
 	case <-ch.exit:
 	default:

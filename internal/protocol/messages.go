@@ -49,6 +49,8 @@ const (
 	TypeEventResult   = "event_result"
 	TypeMeasureCall   = "measure_call"
 	TypeMeasureResult = "measure_result"
+	TypeFork          = "fork"
+	TypeForked        = "forked"
 )
 
 // Protocol options: capabilities with which the runner plays a part of a
@@ -67,6 +69,9 @@ const (
 	// line, each line with its own checksum; the runner cuts (tear_tail)
 	// and damages (journal_damage) it itself.
 	JournalLines = "journal-lines"
+	// ForkServer: the first process, its imports done and no run begun,
+	// forks a child for every process the runner needs (fork/forked).
+	ForkServer = "fork-server"
 )
 
 // Message is every protocol message; Type says which fields matter.
@@ -128,6 +133,11 @@ type Message struct {
 	Block string  `json:"block,omitempty"`
 	Text  *string `json:"text,omitempty"`
 	Size  *int    `json:"size,omitempty"`
+	// Stdin, Stdout and Stderr are a fork's named pipes; Pid a forked's.
+	Stdin  string `json:"stdin,omitempty"`
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	Pid    int    `json:"pid,omitempty"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.
@@ -277,7 +287,7 @@ func ScenarioFor(s *RunSpec) *scenarios.Scenario {
 var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,
 	TypeHandlerCall: true, TypeHandlerResult: true, TypeExecuteCall: true, TypeExecuteResult: true, TypeJournalPoint: true,
 	TypeContinue: true, TypeCancel: true, TypeReleased: true, TypeResult: true, TypeError: true,
-	TypeEvent: true, TypeEventResult: true, TypeMeasureCall: true, TypeMeasureResult: true}
+	TypeEvent: true, TypeEventResult: true, TypeMeasureCall: true, TypeMeasureResult: true, TypeFork: true, TypeForked: true}
 
 // ErrBadMessage wraps every decoding failure.
 var ErrBadMessage = errors.New("bad protocol message")

@@ -250,6 +250,20 @@ class Error(TypedDict):
     message: str
 
 
+class Fork(TypedDict):
+    """Runner, to a fork server: fork a child on these named pipes."""
+    type: Literal["fork"]
+    stdin: str
+    stdout: str
+    stderr: str
+
+
+class Forked(TypedDict):
+    """The fork server: the child's pid (and process group)."""
+    type: Literal["forked"]
+    pid: int
+
+
 #: A call you send that the runner answers.
 Call = Union[ModelCall, HandlerCall, ExecuteCall, JournalPoint, Event, MeasureCall]
 #: An answer from the runner to one of your calls.
@@ -290,4 +304,6 @@ SCHEMA_SHAPES: dict[str, type] = {
     "/$defs/measure_result": MeasureResult,
     "/$defs/result": Result,
     "/$defs/error": Error,
+    "/$defs/fork": Fork,
+    "/$defs/forked": Forked,
 }

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -305,10 +306,13 @@ async def _run_one(conn: _Connection, message: dict[str, Any], run_scenario: Run
 async def serve_async(run_scenario: RunScenario, *, name: str, version: str = "0", spec_version: str = "",
                       capabilities: tuple[str, ...] | list[str] = CAPABILITIES,
                       environment_error: Callable[[str], Exception] = RuntimeError,
-                      stdin: Any = None, stdout: BinaryIO | None = None) -> None:
-    """Serve the protocol until stdin ends. See serve."""
+                      stdin: Any = None, stdout: BinaryIO | None = None, read_ahead: bytes = b"") -> None:
+    """Serve the protocol until stdin ends. See serve. ``read_ahead`` is
+    input already read from stdin (by serve's fork-server prelude)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES + 1)
+    if read_ahead:
+        reader.feed_data(read_ahead)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin or sys.stdin)
     conn = _Connection(stdout or sys.stdout.buffer)
     current: asyncio.Task[None] | None = None
@@ -342,7 +346,7 @@ async def serve_async(run_scenario: RunScenario, *, name: str, version: str = "0
         await current
 
 
-def serve(run_scenario: RunScenario, **kwargs: Any) -> None:
+def serve(run_scenario: RunScenario, *, fork_server: bool = True, **kwargs: Any) -> None:
     """Speak the protocol on stdin/stdout until stdin ends.
 
     ``run_scenario(spec, seams)`` is the team's coroutine: it builds the
@@ -350,5 +354,76 @@ def serve(run_scenario: RunScenario, **kwargs: Any) -> None:
     runs it against the seams, and returns the trajectory as a dict.
     ``environment_error`` is the kernel's ToolEnvironmentError class, which
     a handler raises when the scenario scripts an environment failure.
+
+    With ``fork_server`` (where the platform has ``os.fork``) the process
+    offers the runner a fork server: until its first run it answers
+    ``fork`` requests with a child forked after every import is done and
+    before any event loop or run exists, so a crash exploration does not
+    pay an interpreter start per process. Call ``serve`` from the top of
+    your program, after your imports, with no threads started.
     """
+    forking = fork_server and hasattr(os, "fork")
+    if forking:
+        kwargs["capabilities"] = [*kwargs.get("capabilities", CAPABILITIES), "fork-server"]
+        read_ahead = _fork_server(kwargs)
+        if read_ahead is None:
+            return
+        kwargs["read_ahead"] = read_ahead
     asyncio.run(serve_async(run_scenario, **kwargs))
+
+
+def _read_line(buf: bytearray) -> bytes | None:
+    """The next line of stdin, read with os.read so nothing is buffered
+    out of reach of the event loop that takes over; None at the end."""
+    while b"\n" not in buf:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            return None
+        buf += chunk
+    i = buf.index(b"\n")
+    line = bytes(buf[: i + 1])
+    del buf[: i + 1]
+    return line
+
+
+def _fork_server(options: dict[str, Any]) -> bytes | None:
+    """Answer hello and fork requests synchronously; return the input from
+    the first other message on (it is the run's, for serve_async), or
+    None when stdin ends. A forked child returns here too: it rewires its
+    stdin, stdout and stderr to the runner's named pipes, leads a process
+    group of its own, and starts over as a newly started process."""
+    buf = bytearray()
+    reaping = False
+    while True:
+        line = _read_line(buf)
+        if line is None:
+            return None
+        try:
+            message = json.loads(line)
+            kind = message["type"]
+        except (ValueError, KeyError, TypeError):
+            return line + bytes(buf)  # serve_async reports it
+        if kind == "hello" and message.get("protocol") == PROTOCOL_VERSION:
+            reply = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": options["name"], "version": options.get("version", "0"),
+                     "spec_version": options.get("spec_version", ""), "capabilities": list(options["capabilities"])}
+            os.write(1, (json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+            continue
+        if kind != "fork":
+            return line + bytes(buf)
+        if not reaping:
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+            reaping = True
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.setsid()
+            for fd, path, mode in ((0, message["stdin"], os.O_RDONLY), (1, message["stdout"], os.O_WRONLY),
+                                   (2, message["stderr"], os.O_WRONLY)):
+                opened = os.open(path, mode)
+                os.dup2(opened, fd)
+                os.close(opened)
+            buf.clear()
+            continue
+        os.write(1, (json.dumps({"type": "forked", "pid": pid}) + "\n").encode("utf-8"))

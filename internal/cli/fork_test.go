@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestForkServer_catchesANeverReplay: the Python kit offers a fork
+// server, so a crash exploration starts the interpreter once and forks a
+// child for every kill and every resume. A kernel that runs an unfinished
+// NEVER action again on resume must still be caught through it (the
+// journal on disk is all that crosses a kill, fork or not); with
+// --no-fork every process is a new interpreter again (here run's crash
+// and resume: two).
+func TestForkServer_catchesANeverReplay(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	t.Parallel()
+	root, _ := filepath.Abs("../..")
+	path := filepath.Join(root, "adapters", "python") + string(os.PathListSeparator) + filepath.Join(root, "examples", "python")
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		many  bool // one interpreter start per process
+	}{
+		{"fork server", []string{"explore"}, false},
+		{"no fork", []string{"run", "--no-fork"}, true}, // run: two processes, a crash and a resume
+	} {
+		starts := filepath.Join(t.TempDir(), "starts")
+		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + starts + " python3 " + filepath.Join("testdata", "impls", "python-never-replayed.py")
+		args := append(tc.flags, "--impl", impl, "--run", "resume.never-not-replayed")
+		code, out, errs := run(t, args...)
+		if code != ExitFail || !strings.Contains(out, "FAIL resume.never-not-replayed") {
+			t.Errorf("%s: a NEVER action replayed on resume passed: exit %d\n%s\n%s", tc.name, code, out, errs)
+		}
+		data, _ := os.ReadFile(starts)
+		n := strings.Count(string(data), "\n")
+		if (n > 1) != tc.many || n == 0 {
+			t.Errorf("%s: %d interpreter starts", tc.name, n)
+		}
+	}
+}
