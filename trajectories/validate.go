@@ -28,6 +28,19 @@ var compiled = sync.OnceValues(func() (*schema.Schema, error) {
 // Schema returns the compiled trajectory schema.
 func Schema() (*schema.Schema, error) { return compiled() }
 
+var compiledLite = sync.OnceValues(func() (*schema.Lite, error) {
+	doc, err := embedded.ReadFile(SchemaFile)
+	if err != nil {
+		return nil, err
+	}
+	return schema.CompileLite(SchemaFile, doc)
+})
+
+// LiteSchema returns the trajectory schema compiled for schema.Lite, the
+// fast walk the runner applies to every result it receives; it gives the
+// verdicts of Schema (TestLiteAgreesWithTheSchema).
+func LiteSchema() (*schema.Lite, error) { return compiledLite() }
+
 // InvalidError lists every schema problem of one trajectory file.
 type InvalidError struct {
 	Name     string

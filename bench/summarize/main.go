@@ -39,6 +39,23 @@ var targets = []target{
 	{"BenchmarkParseGoldens", "trajectories/s", "trajectory schema validation + decode per second", 0, true},
 }
 
+// pair is a ratio of two measurements taken in the same bench/run: the
+// one under test over the one it is compared with, and the largest ratio
+// allowed (for costs; a rate's ratio is inverted first).
+type pair struct {
+	label, unit    string
+	test, against  string // benchmark names; against may be "baseline:NAME" (the -baseline file)
+	max            float64
+	higherIsBetter bool
+}
+
+var pairs = []pair{
+	{"protocol decode, typed / schema (ns per corpus)", "ns/op", "BenchmarkDecode/typed", "BenchmarkDecode/schema", 1, false},
+	{"per scenario over the protocol, now / df1af26", "scenarios/s", "BenchmarkSuiteSubprocess/long-lived", "baseline:BenchmarkSuiteSubprocess/long-lived", 1.2, true},
+	{"Python crash exploration, fork server / reference", "s", "BenchmarkExplore/python-fork", "BenchmarkExplore/reference", 2, false},
+	{"Python crash exploration, fork server / new processes", "s", "BenchmarkExplore/python-fork", "BenchmarkExplore/python-no-fork", 1, false},
+}
+
 type rssFlags []string
 
 func (r *rssFlags) String() string     { return strings.Join(*r, "; ") }
@@ -46,6 +63,7 @@ func (r *rssFlags) Set(v string) error { *r = append(*r, v); return nil }
 
 func main() {
 	raw := flag.String("raw", "", "`FILE` of go test -bench output")
+	baselineRaw := flag.String("baseline", "", "`FILE` of go test -bench output of the baseline commit (optional)")
 	var rss rssFlags
 	flag.Var(&rss, "rss", "run `CMD` through /bin/sh and report its peak RSS (repeatable)")
 	flag.Parse()
@@ -85,6 +103,34 @@ func main() {
 		fmt.Printf("%-56s %14s %22s %10s %8s%s\n", t.label, num(med*scale), num(vs[0]*scale)+" – "+num(vs[len(vs)-1]*scale), goal, ratio, unit)
 	}
 	fmt.Println("(ratio is median / target: ≥ 1 is good for rates, ≤ 1 for costs; n =", countOf(values), "runs each)")
+	baseline := map[string][]float64{}
+	if *baselineRaw != "" {
+		if baseline, err = read(*baselineRaw); err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(2)
+		}
+	}
+	fmt.Printf("\n%-56s %10s %10s %8s %8s\n", "pair, measured in this run", "test", "against", "ratio", "max")
+	for _, p := range pairs {
+		a := median(values[p.test+" "+p.unit])
+		b := median(values[p.against+" "+p.unit])
+		if name, ok := strings.CutPrefix(p.against, "baseline:"); ok {
+			b = median(baseline[name+" "+p.unit])
+		}
+		if a == 0 || b == 0 {
+			fmt.Printf("%-56s %10s\n", p.label, "(not run)")
+			continue
+		}
+		r := a / b
+		if p.higherIsBetter {
+			r = b / a // a cost ratio: how many times slower
+		}
+		mark := "ok"
+		if r > p.max {
+			mark = "!!"
+		}
+		fmt.Printf("%-56s %10s %10s %8.2f %8.2f %s\n", p.label, num(a), num(b), r, p.max, mark)
+	}
 	for _, cmd := range rss {
 		kb, err := peakRSS(cmd)
 		if err != nil {
@@ -125,6 +171,15 @@ func read(path string) (map[string][]float64, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	vs = append([]float64(nil), vs...)
+	sort.Float64s(vs)
+	return vs[len(vs)/2]
 }
 
 func countOf(values map[string][]float64) int {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,26 @@ func (e *DuplicateKeyError) Error() string {
 // that is not valid JSON is left to the caller's decoder: only a syntax
 // error is returned then, without a pointer.
 func CheckDuplicateKeys(data []byte) error {
+	if json.Valid(data) && !hasDuplicateKey(data) {
+		// The common case, on every protocol line: one pass over the
+		// bytes, no tokens. Only a duplicate (or invalid JSON) takes the
+		// walk, which knows where it is.
+		return nil
+	}
+	return checkByWalk(data)
+}
+
+// CheckDuplicateKeysOfValid is CheckDuplicateKeys for data the caller
+// has already checked with json.Valid: one scan less.
+func CheckDuplicateKeysOfValid(data []byte) error {
+	if !hasDuplicateKey(data) {
+		return nil
+	}
+	return checkByWalk(data)
+}
+
+// checkByWalk is CheckDuplicateKeys token by token, with the pointer.
+func checkByWalk(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var path []string
@@ -89,4 +110,75 @@ func Pointer(path []string) string {
 		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
+}
+
+// hasDuplicateKey scans valid JSON for an object that names a key twice.
+// Keys are compared as decoded: "a" and "\u0061" are the same key.
+func hasDuplicateKey(data []byte) bool {
+	type scope struct {
+		object bool
+		keys   []string        // the object's keys so far
+		set    map[string]bool // the same, once there are many
+	}
+	var stack []scope
+	for i := 0; i < len(data); {
+		switch data[i] {
+		case '{':
+			stack = append(stack, scope{object: true})
+			i++
+		case '[':
+			stack = append(stack, scope{})
+			i++
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			i++
+		case '"':
+			j, escaped := i+1, false
+			for data[j] != '"' {
+				if data[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			raw := data[i : j+1]
+			i = j + 1
+			k := i
+			for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\n' || data[k] == '\r') {
+				k++
+			}
+			top := len(stack) - 1
+			if top < 0 || !stack[top].object || k >= len(data) || data[k] != ':' {
+				continue // a value, not a key
+			}
+			key := string(raw[1 : len(raw)-1])
+			if escaped {
+				if err := json.Unmarshal(raw, &key); err != nil {
+					return true // let the walk report it
+				}
+			}
+			sc := &stack[top]
+			if sc.set != nil {
+				if sc.set[key] {
+					return true
+				}
+				sc.set[key] = true
+				continue
+			}
+			if slices.Contains(sc.keys, key) {
+				return true
+			}
+			sc.keys = append(sc.keys, key)
+			if len(sc.keys) > 16 {
+				// A long object: a set, so a line of many keys stays linear.
+				sc.set = make(map[string]bool, 2*len(sc.keys))
+				for _, k := range sc.keys {
+					sc.set[k] = true
+				}
+			}
+		default:
+			i++
+		}
+	}
+	return false
 }

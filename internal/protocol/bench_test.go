@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -28,7 +30,7 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	c := &Client{Command: func() *exec.Cmd { return exec.Command(exe, "serve-reference") }}
+	c := &Client{Command: func() *exec.Cmd { return exec.Command(exe, "serve-reference", "--plain") }}
 	if err := c.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 	suite := &engine.Suite{Scenarios: scs, Goldens: g}
 	var longLived []*scenarios.Scenario
 	for _, sc := range scs {
-		if sc.Faults.Crash == nil {
+		if sc.Faults.Crash == nil && !sc.Faults.Resume {
 			longLived = append(longLived, sc)
 		}
 	}
@@ -56,6 +58,45 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*len(set.scs))/b.Elapsed().Seconds(), "scenarios/s")
+		})
+	}
+}
+
+// BenchmarkDecode decodes the implementation's messages of every recorded
+// transcript in docs/examples, by the typed checks (what the runner does)
+// and by the schema (the contract they agree with), for the ratio
+// bench/run reports.
+func BenchmarkDecode(b *testing.B) {
+	var corpus [][]byte
+	files, _ := filepath.Glob("../../docs/examples/*.jsonl")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range splitLines(data) {
+			var e struct {
+				From    string          `json:"from"`
+				Message json.RawMessage `json:"message"`
+			}
+			if json.Unmarshal(line, &e) == nil && e.From == "implementation" {
+				corpus = append(corpus, e.Message)
+			}
+		}
+	}
+	for _, d := range []struct {
+		name   string
+		decode func([]byte) (*Message, error)
+	}{{"typed", Decode}, {"schema", decodeBySchema}} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, line := range corpus {
+					if _, err := d.decode(line); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 		})
 	}
 }

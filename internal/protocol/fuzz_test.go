@@ -1,7 +1,11 @@
 package protocol
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 func FuzzDecode(f *testing.F) {
@@ -17,6 +21,18 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m, err := Decode(line)
+		// The typed checks agree with the schema on whatever they accept
+		// or refuse (TestTypedDecodeAgreesWithTheSchema has the corpus).
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &head) == nil && json.Valid(line) && jsontext.CheckDuplicateKeys(line) == nil {
+			if _, typed := shapes[head.Type]; typed {
+				if _, serr := decodeBySchema(bytes.TrimSpace(line)); (err == nil) != (serr == nil) {
+					t.Fatalf("verdicts differ on %q: typed %v, schema %v", line, err, serr)
+				}
+			}
+		}
 		if err != nil {
 			return
 		}

@@ -304,29 +304,54 @@ func Decode(line []byte) (*Message, error) {
 	if line[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrBadMessage, preview(line))
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
-	}
-	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
-		// Decoder.More would miss a trailing '}' or ']'.
+	if !json.Valid(line) {
+		// Say what is wrong: a syntax error, or text after the object.
+		dec := json.NewDecoder(bytes.NewReader(line))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
+		}
 		return nil, fmt.Errorf("%w: text after the JSON object on a line: %s", ErrBadMessage, preview(line))
 	}
-	switch t, _ := doc.(map[string]any)["type"].(string); {
+	// One parse into the top-level keys; the checks below read the raw
+	// values they need.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
+	}
+	var t string
+	if raw, ok := top["type"]; ok && kind(raw) == "string" {
+		json.Unmarshal(raw, &t)
+	}
+	switch {
 	case t == "":
 		return nil, fmt.Errorf("%w: no \"type\" field: %s", ErrBadMessage, preview(line))
 	case !knownTypes[t]:
 		return nil, fmt.Errorf("%w: unexpected message type %q (docs/protocol.md lists the types)", ErrBadMessage, t)
 	}
-	if err := jsontext.CheckDuplicateKeys(line); err != nil {
+	if err := jsontext.CheckDuplicateKeysOfValid(line); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	if _, ok := shapes[t]; ok {
+		// The implementation's messages: checked by their own code.
+		return typedDecode(top, t)
+	}
+	return decodeBySchema(line)
+}
+
+// decodeBySchema validates a message against the protocol schema (and a
+// result's trajectory against the trajectory schema), then decodes it.
+// It is the contract the typed checks agree with, and the way the
+// runner's own messages are read back.
+func decodeBySchema(raw []byte) (*Message, error) {
+	doc, err := decodeGeneric(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(raw))
 	}
 	if err := check(doc); err != nil {
 		return nil, err
 	}
-	return unmarshal(line)
+	return unmarshal(raw)
 }
 
 // DecodeTrusted parses one line from the runner without checking it

@@ -1,0 +1,173 @@
+package protocol
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// TestTypedDecodeAgreesWithTheSchema: the typed checks of the
+// implementation's messages and docs/protocol.schema.json (with the
+// trajectory schema for a result) give the same verdict on every message
+// of a corpus: the messages of every recorded transcript, and each of
+// them broken every way the corpus knows (a key removed, an unknown key
+// added, each value, top-level and nested, replaced by a value of every
+// JSON type and by out-of-range numbers).
+func TestTypedDecodeAgreesWithTheSchema(t *testing.T) {
+	var corpus [][]byte
+	files, _ := filepath.Glob("../../docs/examples/*.jsonl")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range splitLines(data) {
+			var e struct {
+				From    string          `json:"from"`
+				Message json.RawMessage `json:"message"`
+			}
+			if json.Unmarshal(line, &e) == nil && e.From == "implementation" {
+				corpus = append(corpus, e.Message)
+			}
+		}
+	}
+	corpus = append(corpus,
+		[]byte(`{"type":"hello","protocol":1,"name":"x","version":"1","spec_version":"s","capabilities":["json-actions","fork-server"]}`),
+		[]byte(`{"type":"handler_call","call":2,"phase":0,"tool":"t","arguments":{"n":10.000}}`),
+		[]byte(`{"type":"execute_call","call":3,"phase":1,"action":{"kind":"tool_call","tool":"t","arguments":{}}}`),
+		[]byte(`{"type":"execute_call","call":3,"phase":0,"action":{"kind":"code","code":"ls"}}`),
+		[]byte(`{"type":"journal_point","call":4,"phase":1,"point":{"when":"after","seq":2,"record":"action_intent","step":1}}`),
+		[]byte(`{"type":"released","call":5}`),
+		[]byte(`{"type":"error","id":"run.0123456789abcdef","message":"broke"}`),
+		[]byte(`{"type":"error","message":"broke"}`),
+		[]byte(`{"type":"event","call":6,"phase":0,"event":{"type":"run_started"}}`),
+		[]byte(`{"type":"measure_call","call":7,"phase":0,"block":"observation","text":""}`),
+		[]byte(`{"type":"forked","pid":4242}`),
+	)
+	kinds := []string{`"s"`, `""`, `1`, `1.5`, `1.0`, `-1`, `0`, `true`, `null`, `{}`, `[]`, `["x"]`, `{"zzz":1}`}
+	checked, invalid := 0, 0
+	for _, base := range corpus {
+		var doc map[string]any
+		if err := json.Unmarshal(base, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, typed := shapes[doc["type"].(string)]; !typed {
+			continue
+		}
+		variants := [][]byte{base}
+		for _, path := range paths(doc, nil) {
+			if len(path) == 1 && path[0] == "type" {
+				continue
+			}
+			variants = append(variants, mutate(t, doc, path, nil, true))
+			for _, k := range kinds {
+				variants = append(variants, mutate(t, doc, path, json.RawMessage(k), false))
+			}
+		}
+		variants = append(variants, mutate(t, doc, []string{"zzz"}, json.RawMessage(`1`), false))
+		for _, line := range variants {
+			_, typedErr := Decode(line)
+			_, schemaErr := decodeBySchema(line)
+			checked++
+			if schemaErr != nil {
+				invalid++
+			}
+			if (typedErr == nil) != (schemaErr == nil) {
+				t.Errorf("verdicts differ on %s:\n  typed:  %v\n  schema: %v", line, typedErr, schemaErr)
+			}
+		}
+	}
+	if checked < 500 || invalid == 0 || invalid == checked {
+		t.Fatalf("corpus too small to mean anything: %d messages, %d invalid", checked, invalid)
+	}
+	t.Logf("%d messages, %d invalid, the same verdicts", checked, invalid)
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		if i > 0 {
+			out = append(out, b[:i])
+		}
+		if i == len(b) {
+			break
+		}
+		b = b[i+1:]
+	}
+	return out
+}
+
+// paths lists every key path in a decoded message, objects and the first
+// element of arrays included, except inside the trajectory and the
+// arguments (their own schemas judge them) below their top.
+func paths(v any, prefix []string) [][]string {
+	var out [][]string
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := append(append([]string(nil), prefix...), k)
+			out = append(out, p)
+			if k != "trajectory" && k != "arguments" && k != "event" {
+				out = append(out, paths(x[k], p)...)
+			}
+		}
+	case []any:
+		if len(x) > 0 {
+			p := append(append([]string(nil), prefix...), "0")
+			out = append(out, p)
+			out = append(out, paths(x[0], p)...)
+		}
+	}
+	return out
+}
+
+// mutate returns the message with the value at path replaced (or the key
+// removed).
+func mutate(t *testing.T, doc map[string]any, path []string, value json.RawMessage, remove bool) []byte {
+	t.Helper()
+	data, _ := json.Marshal(doc)
+	var cp any
+	json.Unmarshal(data, &cp)
+	cur := cp
+	for i, k := range path {
+		last := i == len(path)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				if remove {
+					delete(c, k)
+				} else {
+					c[k] = value
+				}
+			} else {
+				cur = c[k]
+			}
+		case []any:
+			if last {
+				if remove {
+					cur = c // removing an array element: leave it
+				} else {
+					c[0] = value
+				}
+			} else {
+				cur = c[0]
+			}
+		}
+	}
+	out, err := json.Marshal(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

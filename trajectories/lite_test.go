@@ -1,0 +1,137 @@
+package trajectories
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"testing"
+)
+
+// TestLiteAgreesWithTheSchema: the fast subset validator and the general
+// one give the same verdict on every golden and on each golden broken
+// every way the corpus knows (a key removed, an unknown key added, each
+// value replaced by a value of every JSON type and by out-of-range
+// numbers), down to the first element of every list.
+func TestLiteAgreesWithTheSchema(t *testing.T) {
+	full, err := Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := LiteSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldens, err := Goldens()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(goldens))
+	for id := range goldens {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	kinds := []string{`"s"`, `""`, `1.5`, `-1`, `true`, `null`, `{}`, `["x"]`}
+	checked, invalid := 0, 0
+	// Every tenth golden, largest first in each ten: a spread of shapes
+	// (phases, resumes, refusals, events) in a few seconds.
+	for i, id := range ids {
+		if i%10 != 0 {
+			continue
+		}
+		base := decode(t, goldens[id])
+		variants := []any{base}
+		for _, path := range keyPaths(base, nil) {
+			variants = append(variants, edit(t, base, path, nil, true))
+			for _, k := range kinds {
+				variants = append(variants, edit(t, base, path, json.RawMessage(k), false))
+			}
+		}
+		for _, v := range variants {
+			a, b := len(full.Validate(v)) == 0, len(lite.Validate(v)) == 0
+			checked++
+			if !a {
+				invalid++
+			}
+			if a != b {
+				out, _ := json.Marshal(v)
+				t.Fatalf("%s: the schema says valid=%v, Lite says %v, on %s\n  schema: %v\n  lite:   %v", id, a, b, out, full.Validate(v), lite.Validate(v))
+			}
+		}
+	}
+	if checked < 500 || invalid == 0 {
+		t.Fatalf("corpus too small: %d trajectories, %d invalid", checked, invalid)
+	}
+	t.Logf("%d trajectories, %d invalid, the same verdicts", checked, invalid)
+}
+
+func decode(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func keyPaths(v any, prefix []string) [][]string {
+	var out [][]string
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := append(append([]string(nil), prefix...), k)
+			out = append(out, p)
+			if k != "arguments" && k != "decision" {
+				out = append(out, keyPaths(x[k], p)...)
+			}
+		}
+	case []any:
+		if len(x) > 0 {
+			p := append(append([]string(nil), prefix...), "0")
+			out = append(out, p)
+			out = append(out, keyPaths(x[0], p)...)
+		}
+	}
+	return out
+}
+
+func edit(t *testing.T, doc any, path []string, value json.RawMessage, remove bool) any {
+	t.Helper()
+	data, _ := json.Marshal(doc)
+	cp := decode(t, data)
+	var val any
+	if value != nil {
+		val = decode(t, value)
+	}
+	cur := cp
+	for i, k := range path {
+		last := i == len(path)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				if remove {
+					delete(c, k)
+				} else {
+					c[k] = val
+				}
+			} else {
+				cur = c[k]
+			}
+		case []any:
+			if last {
+				if !remove {
+					c[0] = val
+				}
+			} else {
+				cur = c[0]
+			}
+		}
+	}
+	return cp
+}
