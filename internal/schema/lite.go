@@ -272,7 +272,11 @@ func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
 				missing = append(missing, r)
 			}
 		}
-		if len(missing) > 0 {
+		switch len(missing) {
+		case 0:
+		case 1:
+			add("missing property '%s'", missing[0])
+		default:
 			add("missing properties %s", "'"+strings.Join(missing, "', '")+"'")
 		}
 		var extra []string
