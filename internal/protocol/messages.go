@@ -2,11 +2,13 @@
 // runner and an implementation under test: JSON lines on the child's stdin
 // and stdout, described for implementers in docs/protocol.md.
 //
-// The runner side (Client) starts the child, answers its model, handler,
-// executor and journal-point calls from the scenario's fakes, and kills it
-// where a crash is scripted. The implementation side (Serve) is how
-// `polyloop-conform serve-reference` exposes the reference kernel, which
-// proves the protocol end to end.
+// Its messages (Message, and Decode, which checks each implementation
+// message by its type against what docs/protocol.schema.json publishes)
+// and the runner's side, Client: it starts the implementation's processes
+// (or forks them from its fork server), answers model, handler, executor,
+// event, measure and journal-point calls from the scenario's fakes, plays
+// the faults it can, and kills a process where a crash is scripted. The
+// implementation side of the reference is internal/serveref.
 package protocol
 
 import (
