@@ -25,7 +25,7 @@ func TestArchitecture(t *testing.T) {
 		t.Fatal("docs/architecture.md has no layer table")
 	}
 	layer := map[string]int{}
-	row := regexp.MustCompile("^\\| (\\d+) \\| (.*) \\|$")
+	row := regexp.MustCompile(`^\| (\d+) \| (.*) \|$`)
 	pkg := regexp.MustCompile("`([^`]+)`")
 	for _, line := range strings.Split(s[i:j], "\n") {
 		m := row.FindStringSubmatch(line)

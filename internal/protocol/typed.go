@@ -24,9 +24,6 @@ import (
 type shape struct {
 	required []string
 	optional []string
-	// exactlyOne lists keys of which exactly one must be present; atMost
-	// keys of which at most one may be.
-	exactlyOne, atMost []string
 }
 
 var shapes = map[string]shape{

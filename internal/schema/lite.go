@@ -26,20 +26,19 @@ type Lite struct {
 }
 
 type liteNode struct {
-	types       []string
-	constant    any
-	hasConst    bool
-	enum        []any
-	minimum     *big.Rat
-	minLength   int
-	pattern     *regexp.Regexp
-	properties  map[string]*liteNode
-	required    []string
-	closed      bool // additionalProperties: false
-	items       *liteNode
-	ref         string
-	oneOf       []*liteNode
-	annotations bool
+	types      []string
+	constant   any
+	hasConst   bool
+	enum       []any
+	minimum    *big.Rat
+	minLength  int
+	pattern    *regexp.Regexp
+	properties map[string]*liteNode
+	required   []string
+	closed     bool // additionalProperties: false
+	items      *liteNode
+	ref        string
+	oneOf      []*liteNode
 }
 
 // Keywords that say nothing about validity.
