@@ -12,7 +12,7 @@ import (
 )
 
 // SpecVersion names the design docs the reference implements.
-const SpecVersion = "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010)"
+const SpecVersion = "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010 0011)"
 
 func serveCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("serve-reference", flag.ContinueOnError)

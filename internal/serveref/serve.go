@@ -322,15 +322,6 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 	s.send(&protocol.Message{Type: protocol.TypeResult, ID: m.ID, Trajectory: tr})
 }
 
-// ModelError is a model call that failed, as the runner's model_result
-// said; the kernel stops without calling the model again (0003.D3).
-type ModelError struct {
-	Type    string
-	Message string
-}
-
-func (e *ModelError) Error() string { return e.Type + ": " + e.Message }
-
 // remoteEnv answers the reference kernel's calls by asking the runner.
 type remoteEnv struct {
 	s      *server
@@ -373,7 +364,9 @@ func (e *remoteEnv) Complete(ctx context.Context, phase int, input []trajectorie
 	}
 	switch {
 	case a.Type == protocol.TypeModelResult && a.Error != nil:
-		return "", &ModelError{Type: a.Error.Type, Message: a.Error.Message}
+		// The same failure the fakes give in process: the kernel stops
+		// without calling the model again (0003.D3), with the same words.
+		return "", &fakes.ModelFailure{Message: a.Error.Message}
 	case a.Type != protocol.TypeModelResult || a.Output == nil:
 		return "", fmt.Errorf("runner answered model_call with %q and no output", a.Type)
 	}

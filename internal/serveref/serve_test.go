@@ -55,7 +55,7 @@ func TestServeReplaysATranscript(t *testing.T) {
 			var out bytes.Buffer
 			done := make(chan error, 1)
 			id := Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion,
-				SpecVersion:  "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010)",
+				SpecVersion:  "polyloop-design-2026-08 (0002 0003 0004 0006 0007 0008 0010 0011)",
 				Capabilities: caps}
 			go func() { done <- Serve(context.Background(), id, ServeOptions{}, &in, &out) }()
 			select {
