@@ -44,3 +44,19 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestForkServer_thatDies: an implementation that claims a fork server and
+// dies at the first fork request. The run goes on with processes started
+// from --impl, every scenario is judged, and the report says what happened.
+func TestForkServer_thatDies(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	t.Parallel()
+	selfImpl(t)
+	impl := "python3 " + filepath.Join("testdata", "impls", "fork-server-dies.py")
+	code, out, errs := run(t, "run", "--impl", impl, "--run", "outcome.normal-return,validation.unknown-tool")
+	if code != ExitFail || !strings.Contains(out, "2 passed, 0 failed") || !strings.Contains(out+errs, "the implementation's fork server stopped") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -317,8 +317,23 @@ type lineResult struct {
 // the runner's context (not a scenario's deadline): a fork of the fork
 // server when there is one, a new process otherwise.
 func (c *Client) spawn(tr *transcript) (*child, error) {
-	if c.zygote != nil {
-		return c.fork(tr)
+	c.forkMu.Lock()
+	zygote := c.zygote
+	c.forkMu.Unlock()
+	if zygote != nil {
+		ch, err := c.fork(tr)
+		if !errors.Is(err, errServerGone) {
+			return ch, err
+		}
+		// The fork server itself is gone: say so once, and start
+		// processes from the command line from now on.
+		c.forkMu.Lock()
+		if c.zygote == zygote {
+			c.zygote = nil
+			c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
+		}
+		c.forkMu.Unlock()
+		zygote.kill()
 	}
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()
@@ -390,6 +405,9 @@ func (c *Client) handshake(ch *child, tr *transcript) (*child, error) {
 	return ch, nil
 }
 
+// errServerGone is a fork request the fork server did not answer.
+var errServerGone = errors.New("the fork server did not answer")
+
 // fork asks the fork server for a new process: the runner makes three
 // named pipes, the server forks a child that takes them as its stdin,
 // stdout and stderr in a process group of its own, and says its pid. The
@@ -450,17 +468,24 @@ func (c *Client) fork(tr *transcript) (*child, error) {
 	hctx, cancel := context.WithTimeout(base, c.handshakeLimit())
 	defer cancel()
 	c.forkMu.Lock()
-	c.zygote.state = "its forked message"
-	err = c.zygote.send(&Message{Type: TypeFork, Stdin: paths[0], Stdout: paths[1], Stderr: paths[2]})
+	zygote := c.zygote
 	var m *Message
-	if err == nil {
-		m, err = c.zygote.next(hctx)
+	if zygote == nil {
+		c.forkMu.Unlock()
+		release()
+		return nil, errServerGone
+	}
+	{
+		zygote.state = "its forked message"
+		if err = zygote.send(&Message{Type: TypeFork, Stdin: paths[0], Stdout: paths[1], Stderr: paths[2]}); err == nil {
+			m, err = zygote.next(hctx)
+		}
 	}
 	c.forkMu.Unlock()
 	switch {
 	case err != nil:
 		release()
-		return nil, fmt.Errorf("fork server: %w", err)
+		return nil, fmt.Errorf("fork server: %w: %w", errServerGone, err)
 	case m.Type == TypeError:
 		release()
 		return nil, fmt.Errorf("fork server: the implementation could not fork: %s", m.Message)
