@@ -69,11 +69,18 @@ func TestRun_inProcess_allPass(t *testing.T) {
 	}
 }
 
+// TestRun_serveReferenceSubprocess_allPass: the whole suite over the
+// protocol passes against serve-reference, with three processes, and a
+// sample of it with one (CI runs the whole suite both ways).
 func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
 	for _, p := range []string{"1", "3"} {
-		code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", p, "--report", "json")
+		selection := []string{}
+		if p == "1" {
+			selection = []string{"--run", "resume.*,cancel.*,govdoc.real-*"}
+		}
+		code, out, errs := run(t, append([]string{"run", "--impl", exe + " serve-reference", "-p", p, "--report", "json"}, selection...)...)
 		if code != ExitOK {
 			t.Fatalf("-p %s: exit %d\n%s\n%s", p, code, out, errs)
 		}
@@ -84,7 +91,7 @@ func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Counts.Failed != 0 || rep.Counts.Skipped != 0 || rep.Counts.Passed < 60 {
+		if rep.Counts.Failed != 0 || rep.Counts.Skipped != 0 || rep.Counts.Passed < 40 {
 			t.Errorf("-p %s: counts %+v", p, rep.Counts)
 		}
 		if !strings.Contains(rep.Implementation, "over the stdio protocol") {

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/generate"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
+	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
@@ -24,6 +24,10 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	count := fs.Int("count", 0, "stop after `N` cases (default 1000 when --seconds is not given)")
 	seconds := fs.Int("seconds", 0, "stop after `S` seconds")
 	out := fs.String("out", "generated", "write each shrunk difference to `DIR` as <id>.yaml and <id>.json")
+	// --out is the directory of saved differences here (it came first), so
+	// the report's file is --report-out.
+	var report reportFlags
+	report.registerAs(fs, false, "report-out")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one run of one case")
 	first := fs.Bool("first", false, "stop at the first difference")
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +44,9 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	if *count == 0 && *seconds == 0 {
 		*count = 1000
+	}
+	if err := report.check(); err != nil {
+		return setupError(s, err)
 	}
 	d, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, logs: io.Discard})
 	if err != nil {
@@ -63,26 +70,43 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	elapsed := time.Since(start)
-	for _, f := range sum.Found {
-		fmt.Fprintf(s.out, "DIFFERENCE case %d → %s (%d steps, %d tools), decisions %s\n", f.Case, f.ID, f.Steps, f.Tools, strings.Join(f.Decisions, ", "))
-		for i, p := range f.Problems {
-			if i == 3 {
-				fmt.Fprintf(s.out, "  … %d more\n", len(f.Problems)-3)
-				break
-			}
-			fmt.Fprintf(s.out, "  %s\n", p)
-		}
-		if f.File != "" {
-			fmt.Fprintf(s.out, "  saved: %s (and .json); rerun: polyloop-conform run --impl %q --scenarios %s --goldens %s --run %s\n", f.File, *impl, *out, *out, f.ID)
-		}
-	}
-	fmt.Fprintf(s.out, "seed %d: %d cases (%.0f/s), %d discarded, %d skipped, %d differences, %d shrink steps\n",
+	rep := newReport(d.Name(), "generate", args)
+	// A difference is rerun as the saved scenario it became.
+	rep.Rerun = fmt.Sprintf("polyloop-conform run --impl %q --scenarios %s --goldens %s", *impl, *out, *out)
+	rep.Rows = generateRows(sum, *seed, *out, elapsed)
+	rep.Interrupted = ctx.Err() != nil
+	summary := fmt.Sprintf("seed %d: %d cases (%.0f/s), %d discarded, %d skipped, %d differences, %d shrink steps\n",
 		*seed, sum.Cases, float64(sum.Cases)/max(elapsed.Seconds(), 1e-9), sum.Discarded, sum.Skipped, len(sum.Found), sum.Shrinks)
+	if err := report.emit(s, rep, summary); err != nil {
+		return setupError(s, err)
+	}
 	if ctx.Err() != nil {
 		return ExitFail // the signal handler turns it into 130 or 143
 	}
-	if len(sum.Found) > 0 {
+	if len(sum.Found) > 0 || sum.Cases == 0 {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// generateRows are generate's verdicts as report rows, the same as run's:
+// one failing row per difference (its problems, its decisions, where it
+// was saved and how to rerun it), and one passing row for the cases that
+// agreed with the reference, so a report of a clean run shows what it
+// compared.
+func generateRows(sum generate.Summary, seed uint64, dir string, took time.Duration) []report.Row {
+	var rows []report.Row
+	for _, f := range sum.Found {
+		note := fmt.Sprintf("DIFFERENCE case %d of seed %d, shrunk to %d step(s) and %d tool(s)", f.Case, seed, f.Steps, f.Tools)
+		if f.File != "" {
+			note += fmt.Sprintf("; saved as %s (and .json) in %s", f.ID+".yaml", dir)
+		}
+		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
+			Problems: f.Details, Note: note})
+	}
+	if agreed := sum.Cases - len(sum.Found); agreed > 0 {
+		rows = append(rows, report.Row{Scenario: fmt.Sprintf("generated.s%d", seed), Verdict: report.Pass, Evidence: report.Observed, Duration: took,
+			Note: fmt.Sprintf("%d generated case(s) gave the reference's trajectory (%d discarded, %d skipped)", agreed, sum.Discarded, sum.Skipped)})
+	}
+	return rows
 }

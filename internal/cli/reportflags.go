@@ -24,10 +24,13 @@ type reportFlags struct {
 	write  report.Writer
 }
 
-func (f *reportFlags) register(fs *flag.FlagSet, trace bool) {
+func (f *reportFlags) register(fs *flag.FlagSet, trace bool) { f.registerAs(fs, trace, "out") }
+
+// registerAs is register with the report file's flag named out.
+func (f *reportFlags) registerAs(fs *flag.FlagSet, trace bool, out string) {
 	fs.StringVar(&f.format, "format", "text", report.Usage())
 	fs.StringVar(&f.format, "report", "text", "alias of --format")
-	fs.StringVar(&f.out, "out", "", "write the report to `FILE` instead of standard output (atomically)")
+	fs.StringVar(&f.out, out, "", "write the report to `FILE` instead of standard output (atomically)")
 	fs.BoolVar(&f.brief, "brief", false, "text: print the causes of the failures and the totals only")
 	if trace {
 		fs.BoolVar(&f.trace, "trace", false, "for failing scenarios, print the protocol exchange and the implementation's stderr under each")

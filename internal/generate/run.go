@@ -55,6 +55,8 @@ type Found struct {
 	Tools     int
 	Decisions []string // the decisions governing the differing fields
 	Problems  []string
+	// Details are the same problems as data, for report rows.
+	Details []engine.Problem
 	File      string // the scenario written, if Out is set
 }
 
@@ -191,6 +193,7 @@ func shrink(ctx context.Context, o Options, s *spec, id string, n int, first com
 	for _, p := range curCmp.problems {
 		f.Problems = append(f.Problems, p.Message)
 	}
+	f.Details = curCmp.problems
 	if o.Out == "" {
 		return f, steps, nil
 	}
