@@ -57,7 +57,7 @@ type Found struct {
 	Problems  []string
 	// Details are the same problems as data, for report rows.
 	Details []engine.Problem
-	File      string // the scenario written, if Out is set
+	File    string // the scenario written, if Out is set
 }
 
 // caseID names case n of a seed.
