@@ -12,6 +12,7 @@ import (
 	"github.com/polyloop/polyloop-conform/docs/design"
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/killmatrix"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 )
@@ -70,10 +71,10 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	// decisions they break; --deviations also runs them to say which
 	// scenarios catch each.
 	all := deviation.All()
-	var m *killMatrix
+	var m *killmatrix.Matrix
 	if *devs {
 		k := killer{scs: scs, goldens: goldens, timeout: 10 * time.Second, logs: s.err}
-		if m, err = k.matrix(ctx, all, 2); err != nil {
+		if m, err = killmatrix.Build(ctx, all, 2, k.failures); err != nil {
 			return setupError(s, err)
 		}
 	}
@@ -81,7 +82,7 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 	for i, d := range all {
 		ds[i] = decisions.Deviation{Name: string(d.Name), Decision: d.Decision}
 		if m != nil {
-			ds[i].CaughtBy = m.caughtBy(i)
+			ds[i].CaughtBy = m.CaughtBy(i)
 		}
 	}
 	cov.AddDeviations(ds, *devs)

@@ -7,13 +7,10 @@ import (
 	"io"
 	"os/exec"
 	"path"
-	"slices"
-	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/killmatrix"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
@@ -77,12 +74,13 @@ func selfcheckCmd(ctx context.Context, args []string, s stdio) int {
 	} else if len(clean) > 0 {
 		return setupError(s, fmt.Errorf("the reference fails %d scenarios without any deviation (first: %s); fix that first", len(clean), clean[0].ID))
 	}
-	m, err := k.matrix(ctx, devs, *parallel)
+	m, err := killmatrix.Build(ctx, devs, *parallel, k.failures)
 	if err != nil {
 		return setupError(s, err)
 	}
 	everything := *glob == "*" && sh.N <= 1
-	rep := m.report(devs, scs, everything)
+	rep := newReport("", "selfcheck", nil)
+	m.Fill(rep, scs, everything)
 	name := "the reference in process"
 	if *impl != "" {
 		name = *impl + " --mutant NAME"
@@ -90,7 +88,7 @@ func selfcheckCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Implementation = "selfcheck: " + name + report.ShardSuffix(sh.String())
 	rep.Rerun = rerunCommand("selfcheck", args)
 	if out.format == "text" {
-		writeKillMatrix(s.out, m, devs, scs, everything)
+		m.Write(s.out, scs, everything)
 		if out.out == "" {
 			return exitOf(rep)
 		}
@@ -141,157 +139,4 @@ func (k killer) failures(ctx context.Context, set deviation.Set) ([]*scenarios.S
 		}
 	}
 	return failed, nil
-}
-
-// killMatrix holds, per deviation (in the order given), the scenarios that
-// caught it.
-type killMatrix struct {
-	killers [][]*scenarios.Scenario
-}
-
-// caughtBy lists the IDs of the scenarios that caught deviation i (nil
-// when none did).
-func (m *killMatrix) caughtBy(i int) []string {
-	var ids []string
-	for _, sc := range m.killers[i] {
-		ids = append(ids, sc.ID)
-	}
-	return ids
-}
-
-func (k killer) matrix(ctx context.Context, devs []deviation.Deviation, parallel int) (*killMatrix, error) {
-	m := &killMatrix{killers: make([][]*scenarios.Scenario, len(devs))}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallel)
-	for i, d := range devs {
-		g.Go(func() error {
-			var err error
-			m.killers[i], err = k.failures(gctx, deviation.Set{d.Name: true})
-			return err
-		})
-	}
-	return m, g.Wait()
-}
-
-// cited reports whether one of the killers cites the deviation's decision.
-func cited(killers []*scenarios.Scenario, decision string) bool {
-	return slices.ContainsFunc(killers, func(sc *scenarios.Scenario) bool {
-		return slices.ContainsFunc(sc.Decisions, func(id string) bool { return related(id, decision) })
-	})
-}
-
-// caught counts, per scenario id, the deviations it caught.
-func (m *killMatrix) caught() map[string]int {
-	out := map[string]int{}
-	for _, ks := range m.killers {
-		for _, sc := range ks {
-			out[sc.ID]++
-		}
-	}
-	return out
-}
-
-// idle lists the MUST scenarios that caught no deviation.
-func (m *killMatrix) idle(scs []*scenarios.Scenario) []string {
-	c := m.caught()
-	var out []string
-	for _, sc := range scs {
-		if sc.Level == "MUST" && c[sc.ID] == 0 {
-			out = append(out, sc.ID)
-		}
-	}
-	return out
-}
-
-// report has one row per deviation (family "deviation"): pass when some
-// scenario citing its decision catches it. With every deviation checked,
-// each MUST scenario that catches none is a run error (dead weight).
-func (m *killMatrix) report(devs []deviation.Deviation, scs []*scenarios.Scenario, everything bool) *report.Report {
-	rep := newReport("", "selfcheck", nil)
-	for i, d := range devs {
-		ks, ids := m.killers[i], m.caughtBy(i)
-		row := report.Row{Scenario: "deviation." + string(d.Name), Verdict: report.Pass, Decisions: []string{d.Decision},
-			Note: fmt.Sprintf("caught by %d: %s", len(ids), strings.Join(ids, " "))}
-		switch {
-		case len(ks) == 0:
-			row.Verdict, row.Note = report.Fail, "caught by no scenario"
-			row.Problems = []report.Problem{{Source: "selfcheck", Message: fmt.Sprintf("no scenario catches %s; %s needs a sharper scenario (%s)", d.Name, d.Decision, d.What), Decisions: []string{d.Decision}}}
-		case !cited(ks, d.Decision):
-			row.Verdict = report.Fail
-			row.Problems = []report.Problem{{Source: "selfcheck", Message: fmt.Sprintf("%s is caught only by scenarios that do not cite %s; cite it where the check is, or add a scenario that does", d.Name, d.Decision), Decisions: []string{d.Decision}}}
-		}
-		rep.Rows = append(rep.Rows, row)
-	}
-	if everything {
-		for _, id := range m.idle(scs) {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("MUST scenario %s catches no deviation: add the deviation of the decision it checks, or sharpen it", id))
-		}
-	}
-	return rep
-}
-
-// writeKillMatrix prints the kill matrix for people: per deviation the
-// scenarios that caught it, per scenario how many deviations it caught.
-func writeKillMatrix(w io.Writer, m *killMatrix, devs []deviation.Deviation, scs []*scenarios.Scenario, everything bool) {
-	problems := 0
-	fmt.Fprintf(w, "%-42s %-22s %6s  %s\n", "deviation", "breaks", "kills", "caught by")
-	for i, d := range devs {
-		ks, ids := m.killers[i], m.caughtBy(i)
-		shown := ids
-		if len(shown) > 4 {
-			shown = append(shown[:4:4], fmt.Sprintf("… %d more", len(ids)-4))
-		}
-		fmt.Fprintf(w, "%-42s %-22s %6d  %s\n", d.Name, d.Decision, len(ids), strings.Join(shown, ", "))
-		switch {
-		case len(ids) == 0:
-			problems++
-			fmt.Fprintf(w, "  FAIL: no scenario catches %s; %s needs a sharper scenario (%s)\n", d.Name, d.Decision, d.What)
-		case !cited(ks, d.Decision):
-			problems++
-			fmt.Fprintf(w, "  FAIL: %s is caught only by scenarios that do not cite %s; cite it where the check is, or add a scenario that does\n", d.Name, d.Decision)
-		}
-	}
-	caught := m.caught()
-	fmt.Fprintf(w, "\n%-48s %s\n", "scenario", "deviations caught")
-	byCount := slices.Clone(scs)
-	slices.SortStableFunc(byCount, func(a, b *scenarios.Scenario) int { return caught[b.ID] - caught[a.ID] })
-	for _, sc := range byCount {
-		fmt.Fprintf(w, "%-48s %d\n", sc.ID, caught[sc.ID])
-	}
-	idle := m.idle(scs)
-	if len(idle) > 0 {
-		fmt.Fprintf(w, "\nMUST scenarios that catch none of these deviations: %s\n", strings.Join(idle, ", "))
-		// Against every deviation, a MUST scenario that catches none is dead
-		// weight: either it checks nothing the others do not, or a deviation
-		// of its decision is missing. With --mutant or --shard choosing
-		// some, it is only reported.
-		if everything {
-			problems += len(idle)
-			fmt.Fprintln(w, "  FAIL: each of these MUST scenarios catches no deviation; add the deviation of the decision it checks, or sharpen it")
-		}
-	}
-	killed := 0
-	for _, ks := range m.killers {
-		if len(ks) > 0 {
-			killed++
-		}
-	}
-	fmt.Fprintf(w, "\n%d deviations, %d killed, %d problems; %d of %d MUST scenarios catch none of these deviations\n",
-		len(devs), killed, problems, len(idle), countMust(scs))
-}
-
-// related reports whether two decision IDs name the same decision or one
-// refines the other (0008.D4 and 0008.D4.handler-error).
-func related(a, b string) bool {
-	return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".")
-}
-
-func countMust(scs []*scenarios.Scenario) int {
-	n := 0
-	for _, sc := range scs {
-		if sc.Level == "MUST" {
-			n++
-		}
-	}
-	return n
 }
