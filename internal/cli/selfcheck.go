@@ -5,13 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/exec"
 	"path"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/killmatrix"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
@@ -121,15 +119,17 @@ func (k killer) failures(ctx context.Context, set deviation.Set) ([]*scenarios.S
 	suite := &engine.Suite{Scenarios: k.scs, Goldens: k.goldens, Timeout: k.timeout}
 	var d engine.Driver = refdriver.Driver{Schemas: &tools.SchemaCache{}, Deviations: set}
 	if k.impl != "" {
+		// Over the protocol, started the one way every command starts an
+		// implementation (newDriver).
 		cmdline := k.impl
 		for name := range set {
 			cmdline += " --mutant " + string(name)
 		}
-		c := &protocol.Client{Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) }, Logs: io.Discard}
-		if err := c.Start(ctx); err != nil {
-			return nil, fmt.Errorf("--impl %q: %w", cmdline, err)
+		c, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: io.Discard})
+		if err != nil {
+			return nil, err
 		}
-		defer c.Close()
+		defer closeDriver()
 		d = c
 	}
 	var failed []*scenarios.Scenario
