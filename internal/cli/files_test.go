@@ -210,7 +210,9 @@ func TestEveryMessageMatchesTheSchema(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
-	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK {
+	// The whole suite over the protocol: it must pass, and every message
+	// either side wrote must match the schema.
+	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK || !strings.Contains(out, " 0 failed, 0 skipped") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))

@@ -13,7 +13,7 @@ import (
 func TestGenerateFindsShrinksAndSaves(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
-	if code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--count", "100", "--out", t.TempDir()); code != ExitOK || !strings.Contains(out, "100 cases") || !strings.Contains(out, "0 differences") {
+	if code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--count", "30", "--out", t.TempDir()); code != ExitOK || !strings.Contains(out, "30 cases") || !strings.Contains(out, "0 differences") {
 		t.Fatalf("the reference against itself: exit %d\n%s\n%s", code, out, errs)
 	}
 	dir := t.TempDir()

@@ -50,8 +50,11 @@ func TestCrashPoints(t *testing.T) {
 	}
 	c := newInProcess()
 	total, replays, unknown, explored, resumeScenarios := 0, 0, 0, 0, 0
-	for _, sc := range scs {
-		if !Eligible(sc) {
+	// Whole in CI (which asks for the summary); in a developer's go test
+	// every resume scenario and a third of the others, in a fixed sample.
+	whole := os.Getenv("POLYLOOP_CRASH_SUMMARY") != ""
+	for i, sc := range scs {
+		if !Eligible(sc) || (!whole && !strings.HasPrefix(sc.ID, "resume.") && i%3 != 0) {
 			continue
 		}
 		if slices.Contains(sc.Requires, "resume") {
