@@ -67,7 +67,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	// One run, written as JSON (the oracle for the counts) and turned into
 	// the page by merge, which writes any format from JSON reports.
 	args := []string{"run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "-p", "4", "--run", "context.*,budget.*,outcome.*,parse.*,history.*,govdoc.*"}
-	if code, out, errs := run(t, append(args, "--format", "json", "--out", data)...); code != ExitFail {
+	if code, out, errs := runBuilt(t, append(args, "--format", "json", "--out", data)...); code != ExitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	if code, out, errs := run(t, "merge", "--format", "html", "--out", page, data); code != ExitFail {
@@ -190,7 +190,7 @@ func TestHTMLReportRendersChinese(t *testing.T) {
 	selfImpl(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
-	if code, out, errs := run(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--run", "govdoc.real-*", "--format", "html", "--out", page); code != ExitFail {
+	if code, out, errs := runBuilt(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--run", "govdoc.real-*", "--format", "html", "--out", page); code != ExitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	html, _ := os.ReadFile(page)

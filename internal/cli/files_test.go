@@ -212,7 +212,7 @@ func TestEveryMessageMatchesTheSchema(t *testing.T) {
 	dir := t.TempDir()
 	// The whole suite over the protocol: it must pass, and every message
 	// either side wrote must match the schema.
-	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK || !strings.Contains(out, " 0 failed, 0 skipped") {
+	if code, out, errs := runBuilt(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK || !strings.Contains(out, " 0 failed, 0 skipped") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))

@@ -72,11 +72,11 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 		{"explore", []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}},
 	} {
 		whole := filepath.Join(dir, cmd.name+"-whole.json")
-		run(t, append(cmd.args, "--format", "json", "--out", whole)...)
+		runBuilt(t, append(cmd.args, "--format", "json", "--out", whole)...)
 		var parts []string
 		for k := 1; k <= 3; k++ {
 			part := filepath.Join(dir, cmd.name+"-"+strconv.Itoa(k)+".json")
-			run(t, append(cmd.args, "--shard", strconv.Itoa(k)+"/3", "--format", "json", "--out", part)...)
+			runBuilt(t, append(cmd.args, "--shard", strconv.Itoa(k)+"/3", "--format", "json", "--out", part)...)
 			parts = append(parts, part)
 		}
 		merged := filepath.Join(dir, cmd.name+"-merged.json")
