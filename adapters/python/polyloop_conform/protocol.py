@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, BinaryIO
@@ -360,9 +361,12 @@ def serve(run_scenario: RunScenario, *, fork_server: bool = True, **kwargs: Any)
     ``fork`` requests with a child forked after every import is done and
     before any event loop or run exists, so a crash exploration does not
     pay an interpreter start per process. Call ``serve`` from the top of
-    your program, after your imports, with no threads started.
+    your program, after your imports; a process that has started other
+    threads by then does not offer the fork server.
     """
-    forking = fork_server and hasattr(os, "fork")
+    # A process with other threads cannot be forked safely (a child gets
+    # their locks but not the threads): no fork server then.
+    forking = fork_server and hasattr(os, "fork") and threading.active_count() == 1
     if forking:
         kwargs["capabilities"] = [*kwargs.get("capabilities", CAPABILITIES), "fork-server"]
         read_ahead = _fork_server(kwargs)
