@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // TestLiteAgreesWithTheSchema: the fast subset validator and the general
@@ -39,13 +41,7 @@ func TestLiteAgreesWithTheSchema(t *testing.T) {
 			continue
 		}
 		base := decode(t, goldens[id])
-		variants := []any{base}
-		for _, path := range keyPaths(base, nil) {
-			variants = append(variants, edit(t, base, path, nil, true))
-			for _, k := range kinds {
-				variants = append(variants, edit(t, base, path, json.RawMessage(k), false))
-			}
-		}
+		variants := append([]any{base}, jsontext.Mutations(base, kinds, func(k string) bool { return k == "arguments" || k == "decision" })...)
 		for _, v := range variants {
 			a, b := len(full.Validate(v)) == 0, len(lite.Validate(v)) == 0
 			checked++
@@ -75,63 +71,3 @@ func decode(t *testing.T, data []byte) any {
 	return v
 }
 
-func keyPaths(v any, prefix []string) [][]string {
-	var out [][]string
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := append(append([]string(nil), prefix...), k)
-			out = append(out, p)
-			if k != "arguments" && k != "decision" {
-				out = append(out, keyPaths(x[k], p)...)
-			}
-		}
-	case []any:
-		if len(x) > 0 {
-			p := append(append([]string(nil), prefix...), "0")
-			out = append(out, p)
-			out = append(out, keyPaths(x[0], p)...)
-		}
-	}
-	return out
-}
-
-func edit(t *testing.T, doc any, path []string, value json.RawMessage, remove bool) any {
-	t.Helper()
-	data, _ := json.Marshal(doc)
-	cp := decode(t, data)
-	var val any
-	if value != nil {
-		val = decode(t, value)
-	}
-	cur := cp
-	for i, k := range path {
-		last := i == len(path)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			if last {
-				if remove {
-					delete(c, k)
-				} else {
-					c[k] = val
-				}
-			} else {
-				cur = c[k]
-			}
-		case []any:
-			if last {
-				if !remove {
-					c[0] = val
-				}
-			} else {
-				cur = c[0]
-			}
-		}
-	}
-	return cp
-}
