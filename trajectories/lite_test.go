@@ -70,4 +70,3 @@ func decode(t *testing.T, data []byte) any {
 	}
 	return v
 }
-

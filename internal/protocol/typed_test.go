@@ -108,4 +108,3 @@ func splitLines(b []byte) [][]byte {
 	}
 	return out
 }
-
