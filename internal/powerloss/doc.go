@@ -8,4 +8,9 @@
 // write torn at each sector boundary, a new file missing unless its
 // directory was synced), and the run is resumed from each state and
 // judged by the same rules as a kill (internal/crashpoint).
+//
+// It is reached from go test only, on purpose: it needs the journal's
+// file system to be a model in the same process, which only the reference
+// can be given. An implementation in another language is checked for
+// kills by explore; its durability under power loss is its own to test.
 package powerloss
