@@ -60,3 +60,20 @@ func TestForkServer_thatDies(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestDeadlineCrossesTheWire: a deadline scenario's cancel says deadline
+// on the wire, so a kernel that takes the passing deadline for a failed
+// call is caught over the protocol as in process.
+func TestDeadlineCrossesTheWire(t *testing.T) {
+	t.Parallel()
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	code, out, errs := run(t, "run", "--impl", exe+" serve-reference --mutant deadline-is-failure", "--run", "cancel.deadline-*", "--transcripts", dir)
+	if code != ExitFail || !strings.Contains(out, "0 passed, 2 failed") {
+		t.Errorf("deadline-is-failure over the protocol: exit %d\n%s\n%s", code, out, errs)
+	}
+	tr, _ := os.ReadFile(filepath.Join(dir, "cancel.deadline-during-tool-call.jsonl"))
+	if !strings.Contains(string(tr), `"type":"cancel","call":`) || !strings.Contains(string(tr), `"deadline":true`) {
+		t.Errorf("the runner's cancel does not say deadline:\n%s", tr)
+	}
+}

@@ -74,6 +74,8 @@ type crash struct {
 type cancel struct {
 	step   int
 	during string
+	// deadline makes it the run's deadline passing instead (0004.D4.deadline).
+	deadline bool
 }
 
 var (
@@ -177,7 +179,7 @@ func newSpec(r *rand.Rand) *spec {
 			s.crash.step = 0
 		}
 	case x < 0.26:
-		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call")}
+		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call"), deadline: chance(r, 0.3)}
 		s.resume = chance(r, 0.5)
 	case x < 0.32:
 		s.modelFail = 1 + r.IntN(s.total)
@@ -472,7 +474,11 @@ func (s *spec) document(id string, decisions []string, expect map[string]any) ma
 		faults["resume"] = true
 	}
 	if c := s.cancel; c != nil {
-		faults["cancel"] = map[string]any{"step": c.step, "during": c.during}
+		key := "cancel"
+		if c.deadline {
+			key = "deadline"
+		}
+		faults[key] = map[string]any{"step": c.step, "during": c.during}
 	}
 	if len(faults) > 0 {
 		doc["faults"] = faults

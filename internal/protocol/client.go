@@ -1046,7 +1046,9 @@ func (x *exchange) sendCancel(ch *child, call int) error {
 	x.mu.Lock()
 	x.cancelSent = true
 	x.mu.Unlock()
-	return ch.send(&Message{Type: TypeCancel, Call: call})
+	// A scenario whose interruption is a deadline (faults.deadline) says
+	// so: the implementation stops the run the way its deadline does.
+	return ch.send(&Message{Type: TypeCancel, Call: call, Deadline: x.env.Deadline()})
 }
 
 func (x *exchange) cancel(ch *child, call int, b *fakes.Blocked) {
