@@ -14,14 +14,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary act as `polyloop-conform` itself, so the
-// end-to-end tests start a real serve-reference subprocess.
+// end-to-end tests start a real serve-reference subprocess, and the
+// scripts in testdata/script (testscript) run `polyloop-conform` commands
+// in process through the same binary.
 func TestMain(m *testing.M) {
 	if os.Getenv("POLYLOOP_TEST_SERVE") == "1" {
 		os.Exit(Exec(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	testscript.Main(withSetup{m}, map[string]func(){
+		"polyloop-conform": func() { os.Exit(Exec(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// withSetup runs the tests with what they share, when the test binary is
+// not standing in for a command.
+type withSetup struct{ m *testing.M }
+
+func (w withSetup) Run() int {
 	// The implementations the tests start (serve-reference, and the
 	// scripts in testdata/impls through $POLYLOOP_REF) are one build of
 	// the CLI without the race detector: they are the implementation
@@ -31,12 +45,13 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "polyloop-cli-test-*")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
 	}
+	defer os.RemoveAll(dir)
 	ref = filepath.Join(dir, "polyloop-conform")
 	if out, err := exec.Command("go", "build", "-o", ref, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build polyloop-conform for the subprocess tests: %v\n%s", err, out)
-		os.Exit(2)
+		return 2
 	}
 	os.Setenv("POLYLOOP_REF", ref)
 	// Most of these tests wait on implementation processes, not on the
@@ -48,9 +63,23 @@ func TestMain(m *testing.M) {
 	if !given {
 		flag.Set("test.parallel", strconv.Itoa(max(6, 3*runtime.GOMAXPROCS(0))))
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return w.m.Run()
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script: commands as
+// a user types them (the README's, mostly), with what they must print.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{Dir: filepath.Join("testdata", "script"), Setup: func(env *testscript.Env) error {
+		// The implementations in testdata, and the built CLI they start.
+		env.Setenv("TESTDATA", testdata)
+		env.Setenv("POLYLOOP_REF", ref)
+		return nil
+	}})
 }
 
 // ref is the CLI binary the subprocess tests start.
