@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
+	"github.com/polyloop/polyloop-conform/internal/schema"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -346,7 +347,7 @@ func Decode(line []byte) (*Message, error) {
 // It is the contract the typed checks agree with, and the way the
 // runner's own messages are read back.
 func decodeBySchema(raw []byte) (*Message, error) {
-	doc, err := decodeGeneric(raw)
+	doc, err := schema.DecodeJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(raw))
 	}
@@ -382,9 +383,7 @@ func DecodeTrusted(line []byte) (*Message, error) {
 // 10 and 10.000 stay different (0003.D4, no coercion).
 func unmarshal(line []byte) (*Message, error) {
 	var m Message
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
+	if err := numbersAsWritten(line, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
 	return &m, nil

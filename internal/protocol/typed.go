@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/polyloop/polyloop-conform/internal/schema"
+	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -45,7 +46,6 @@ var (
 		WireSink, WireMeasure, JournalLines, ForkServer}
 	blockTypes  = []string{"run_fragment", "injection", "goal_fragment", "model_output", "observation"}
 	recordTypes = []string{"run_started", "model_output", "action_intent", "action_result", "run_end"}
-	scenarioID  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)+$`)
 )
 
 // typedDecode checks and decodes one message of a type in shapes, from
@@ -57,26 +57,8 @@ func typedDecode(top map[string]json.RawMessage, typ string) (*Message, error) {
 	bad := func(ptr, format string, args ...any) error {
 		return fmt.Errorf("%w: does not match %s: at %s: %s", ErrBadMessage, SchemaFile, ptr, fmt.Sprintf(format, args...))
 	}
-	var extra []string
-	for k := range top {
-		if !slices.Contains(sh.required, k) && !slices.Contains(sh.optional, k) {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		return nil, bad("/", "additional properties '%s' not allowed", strings.Join(extra, "', '"))
-	}
-	var missing []string
-	for _, k := range sh.required {
-		if _, ok := top[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) == 1 {
-		return nil, bad("/", "missing property '%s'", missing[0])
-	} else if len(missing) > 1 {
-		return nil, bad("/", "missing properties '%s'", strings.Join(missing, "', '"))
+	if err := checkKeys(top, sh.required, sh.optional); err != nil {
+		return nil, bad("/", "%s", err.msg)
 	}
 	m := &Message{Type: typ}
 	for k, raw := range top {
@@ -109,19 +91,22 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 	switch key {
 	case "type":
 		return nil
-	case "call", "protocol", "pid":
-		n, err := integer(raw, map[string]int{"call": 1, "protocol": -1 << 31, "pid": 1}[key])
+	case "call", "pid":
+		n, err := integer(raw, 1)
 		if err != nil {
 			return err
 		}
-		switch key {
-		case "call":
+		if key == "call" {
 			m.Call = n
-		case "protocol":
-			m.Protocol = n
-		default:
+		} else {
 			m.Pid = n
 		}
+	case "protocol":
+		n, err := integer(raw, -1<<31)
+		if err != nil {
+			return err
+		}
+		m.Protocol = n
 	case "phase":
 		n, err := integer(raw, 0)
 		if err != nil {
@@ -150,8 +135,8 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 		case "tool":
 			m.Tool = s
 		case "id":
-			if typ == TypeResult && !scenarioID.MatchString(s) {
-				return fieldErr("", "'%s' does not match pattern '%s'", s, scenarioID)
+			if typ == TypeResult && !scenarios.IDPattern.MatchString(s) {
+				return fieldErr("", "'%s' does not match pattern '%s'", s, scenarios.IDPattern)
 			}
 			m.ID = s
 		case "message":
@@ -267,9 +252,8 @@ func object(raw json.RawMessage) (map[string]any, *fieldError) {
 	return obj, nil
 }
 
-// keysOf decodes an object's keys, refusing those not in allowed and
-// requiring those in required.
-func keysOf(raw json.RawMessage, allowed, required []string) (map[string]json.RawMessage, *fieldError) {
+// keysOf decodes an object's keys and checks them (checkKeys).
+func keysOf(raw json.RawMessage, required, optional []string) (map[string]json.RawMessage, *fieldError) {
 	if kind(raw) != "object" {
 		return nil, fieldErr("", "got %s, want object", kind(raw))
 	}
@@ -277,9 +261,18 @@ func keysOf(raw json.RawMessage, allowed, required []string) (map[string]json.Ra
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, fieldErr("", "%v", err)
 	}
+	if err := checkKeys(obj, required, optional); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// checkKeys refuses an object's keys that are neither required nor
+// optional, and requires the required ones, in the schema's words.
+func checkKeys(obj map[string]json.RawMessage, required, optional []string) *fieldError {
 	var extra, missing []string
 	for k := range obj {
-		if !slices.Contains(allowed, k) {
+		if !slices.Contains(required, k) && !slices.Contains(optional, k) {
 			extra = append(extra, k)
 		}
 	}
@@ -291,13 +284,13 @@ func keysOf(raw json.RawMessage, allowed, required []string) (map[string]json.Ra
 	sort.Strings(extra)
 	switch {
 	case len(extra) > 0:
-		return nil, fieldErr("", "additional properties '%s' not allowed", strings.Join(extra, "', '"))
+		return fieldErr("", "additional properties '%s' not allowed", strings.Join(extra, "', '"))
 	case len(missing) == 1:
-		return nil, fieldErr("", "missing property '%s'", missing[0])
+		return fieldErr("", "missing property '%s'", missing[0])
 	case len(missing) > 1:
-		return nil, fieldErr("", "missing properties '%s'", strings.Join(missing, "', '"))
+		return fieldErr("", "missing properties '%s'", strings.Join(missing, "', '"))
 	}
-	return obj, nil
+	return nil
 }
 
 func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
@@ -311,7 +304,7 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 	out := make([]trajectories.Message, 0, len(items))
 	for i, it := range items {
 		at := fmt.Sprintf("/%d", i)
-		obj, err := keysOf(it, []string{"role", "content"}, []string{"role", "content"})
+		obj, err := keysOf(it, []string{"role", "content"}, nil)
 		if err != nil {
 			err.at = at + err.at
 			return nil, err
@@ -335,7 +328,7 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 }
 
 func actionOf(raw json.RawMessage) (*ActionView, *fieldError) {
-	obj, err := keysOf(raw, []string{"kind", "tool", "arguments", "code"}, []string{"kind"})
+	obj, err := keysOf(raw, []string{"kind"}, []string{"tool", "arguments", "code"})
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +358,7 @@ func actionOf(raw json.RawMessage) (*ActionView, *fieldError) {
 }
 
 func pointOf(raw json.RawMessage) (*Point, *fieldError) {
-	obj, err := keysOf(raw, []string{"when", "seq", "record", "step"}, []string{"when", "seq", "record"})
+	obj, err := keysOf(raw, []string{"when", "seq", "record"}, []string{"step"})
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +425,7 @@ func numbersAsWritten(raw json.RawMessage, v any) error {
 // trajectories/trajectory.schema.json: no unknown key dropped, no missing
 // one zero-filled before judging.
 func checkTrajectory(raw json.RawMessage) error {
-	doc, err := decodeGeneric(raw)
+	doc, err := schema.DecodeJSON(raw)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
@@ -444,12 +437,6 @@ func checkTrajectory(raw json.RawMessage) error {
 		return fmt.Errorf("%w: the result's trajectory does not match trajectories/%s: %s", ErrBadMessage, trajectories.SchemaFile, join(probs, "/trajectory"))
 	}
 	return nil
-}
-
-func decodeGeneric(raw json.RawMessage) (any, error) {
-	var doc any
-	err := numbersAsWritten(raw, &doc)
-	return doc, err
 }
 
 func decodeTrajectory(raw json.RawMessage) (*trajectories.Trajectory, error) {

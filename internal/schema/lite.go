@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -47,7 +48,7 @@ var liteAnnotations = []string{"description", "x-compare", "title", "$schema", "
 // CompileLite compiles a schema document for Lite validation.
 func CompileLite(name string, doc []byte) (*Lite, error) {
 	var raw map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(doc)))
+	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
