@@ -77,14 +77,8 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 	case first.Interrupted == nil && first.RunError == nil:
 		return nil, fmt.Errorf("phase %s ended without stopping, so the next holder has nothing to resume", sc.Phases[target].Name)
 	}
-	// The next holder is not cancelled: the first holder's cancellation
-	// ended with it.
-	next := context.WithoutCancel(ctx)
-	if d, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		next, cancel = context.WithDeadline(next, d)
-		defer cancel()
-	}
+	next, cancel := nextHolder(ctx)
+	defer cancel()
 	sr.restarted()
 	return sr.phases(next, dir, target, true, func(int) journal.Hook { return nil }, len(sc.Phases)-1)
 }
@@ -100,11 +94,9 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 	for i := from; i <= to && i < len(sc.Phases); i++ {
 		req, err := BuildRequest(sc, sr.def, i, sr.env, sr.o)
 		if err != nil {
-			var ae *run.AssemblyError
-			if !errors.As(err, &ae) {
+			if tr.AssemblyError = refusal(err); tr.AssemblyError == nil {
 				return nil, err
 			}
-			tr.AssemblyError = &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
 			return tr, nil
 		}
 		rec := &events.Recorder{}
@@ -123,8 +115,8 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 		if serr != nil {
 			return nil, serr
 		}
-		if resume && i == from && res != nil && res.Resume != nil {
-			tr.Resume = &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+		if resume && i == from && res != nil {
+			tr.Resume = wireResume(res.Resume)
 		}
 		if !ended {
 			return tr, nil

@@ -88,11 +88,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 	for i, r := range runs {
 		req, err := BuildRequest(sc, def, i, env, o)
 		if err != nil {
-			var ae *run.AssemblyError
-			if !errors.As(err, &ae) {
+			if tr.AssemblyError = refusal(err); tr.AssemblyError == nil {
 				return nil, err
 			}
-			tr.AssemblyError = &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
 			return tr, nil
 		}
 		rec := &events.Recorder{}
@@ -187,20 +185,46 @@ func (sr scenarioRun) stopAndResume(ctx context.Context, req *run.Request, opts 
 		}
 		return nil, nil, err
 	}
-	next := context.WithoutCancel(ctx)
-	if d, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		next, cancel = context.WithDeadline(next, d)
-		defer cancel()
-	}
+	next, cancel := nextHolder(ctx)
+	defer cancel()
 	*rec = &events.Recorder{}
 	opts.Sinks = sr.sinks(*rec, 0)
 	sr.restarted()
 	res, err = sr.journaled(next, opts, dir, nil, true)
-	if res == nil || res.Resume == nil {
+	if res == nil {
 		return res, nil, err
 	}
-	return res, &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}, err
+	return res, wireResume(res.Resume), err
+}
+
+// nextHolder is the context of the next holder of a run's lease: not
+// cancelled with the first holder (its cancellation ended with it), but
+// held to the same deadline.
+func nextHolder(ctx context.Context) (context.Context, context.CancelFunc) {
+	next := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(next, d)
+	}
+	return next, func() {}
+}
+
+// refusal is a request refused at assembly as the trajectory records it,
+// or nil when err is no assembly error.
+func refusal(err error) *trajectories.AssemblyError {
+	var ae *run.AssemblyError
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	return &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
+}
+
+// wireResume is what a resume found, as the trajectory records it (nil
+// when the run was not resumed).
+func wireResume(r *run.ResumeInfo) *trajectories.Resume {
+	if r == nil {
+		return nil
+	}
+	return &trajectories.Resume{From: r.From, ReplayedStep: r.ReplayedStep, TornTail: r.TornTail != ""}
 }
 
 // journalDir returns a fresh journal directory for one scenario under root
@@ -258,15 +282,19 @@ func (sr scenarioRun) sinks(rec *events.Recorder, i int) []events.Sink {
 		phase = sr.sc.Runs()[i].Name
 	}
 	play := sr.o.Sink
-	return []events.Sink{rec, events.SinkFunc(func(e events.Event) error {
-		switch play(i, WireEvent(e, phase)) {
-		case "error":
-			return errors.New("audit store unavailable")
-		case "panic":
-			panic("audit sink bug")
-		}
-		return nil
-	})}
+	return []events.Sink{rec, events.SinkFunc(func(e events.Event) error { return sinkFailure(play(i, WireEvent(e, phase))) })}
+}
+
+// sinkFailure is what a failing audit sink does for faults.sink: "error"
+// returns an error, "panic" breaks; "" takes the event.
+func sinkFailure(fault string) error {
+	switch fault {
+	case "error":
+		return errors.New("audit store unavailable")
+	case "panic":
+		panic("audit sink bug")
+	}
+	return nil
 }
 
 // restarted tells the runner that a resume starts.
@@ -286,11 +314,8 @@ func WireEvent(e events.Event, phase string) trajectories.Event {
 
 func stagedSinks(rec *events.Recorder, fault string) []events.Sink {
 	out := []events.Sink{rec}
-	switch fault {
-	case "error":
-		out = append(out, events.SinkFunc(func(events.Event) error { return errors.New("audit store unavailable") }))
-	case "panic":
-		out = append(out, events.SinkFunc(func(events.Event) error { panic("audit sink bug") }))
+	if fault != "" {
+		out = append(out, events.SinkFunc(func(events.Event) error { return sinkFailure(fault) }))
 	}
 	return out
 }
@@ -338,7 +363,8 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	if err != nil {
 		return nil, nil, err
 	}
-	info := &trajectories.Resume{CrashPoint: trajectories.CrashPointName(point.When(), point.Type, point.Step), From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+	info := wireResume(res.Resume)
+	info.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
 	return res, info, nil
 }
 
@@ -370,19 +396,17 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sr.sinks(rec, 0)}
 	res, err := sr.journaled(ctx, opts, dir, hook, resume)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
-	var ae *run.AssemblyError
-	if errors.As(err, &ae) {
+	if tr.AssemblyError = refusal(err); tr.AssemblyError != nil {
 		// Refused before anything ran, as Run reports it: the same
 		// trajectory whether the scenario runs in process or behind
 		// serve-reference with a journal (generate found the difference).
-		tr.AssemblyError = &trajectories.AssemblyError{Kind: ae.Kind, Tools: ae.Tools, Message: ae.Message}
 		return tr, nil
 	}
 	if _, err := settle(tr, "", false, res, err, rec.Events()); err != nil {
 		return nil, err
 	}
 	if res != nil && res.Resume != nil {
-		tr.Resume = &trajectories.Resume{From: res.Resume.From, ReplayedStep: res.Resume.ReplayedStep, TornTail: res.Resume.TornTail != ""}
+		tr.Resume = wireResume(res.Resume)
 	}
 	return tr, nil
 }
@@ -548,7 +572,7 @@ func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o
 		unknown := r.MeasureUnknown
 		measure = func(t assembly.BlockType, text string) (int, error) {
 			if slices.Contains(unknown, string(t)) {
-				return 0, fmt.Errorf("this measure has no rule for %q blocks", t)
+				return 0, &fakes.Unmeasurable{Block: string(t)}
 			}
 			return assembly.RuneCount(t, text)
 		}
