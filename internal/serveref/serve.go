@@ -260,43 +260,14 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 	var tr *trajectories.Trajectory
 	var err error
 	switch {
-	case m.Spec.Phased && m.Type == protocol.TypeResume:
-		// Each phase journals in its own directory; resume the named
-		// phase, then run the phases after it.
-		from := 0
-		if m.Phase != nil {
-			from = *m.Phase
-		}
-		dir := refdriver.PhaseJournal(m.JournalDir, from)
-		if m.TearTail {
-			if err = refdriver.TearTail(dir); err != nil {
-				break
-			}
-		}
-		if m.Damage != "" {
-			if err = refdriver.DamageJournal(dir, m.Damage); err != nil {
-				break
-			}
-		}
-		tr, err = refdriver.ProcessPhases(runCtx, sc, env, m.JournalDir, nil, from, opts)
+	case m.Type == protocol.TypeResume:
+		tr, err = resume(runCtx, m, sc, env, opts)
 	case m.Spec.Phased && m.JournalDir != "" && m.Spec.Faults.JournalError == nil:
 		var hookFor func(int) journal.Hook
 		if m.ReportJournalPoints {
 			hookFor = env.journalPointIn
 		}
 		tr, err = refdriver.ProcessPhases(runCtx, sc, env, m.JournalDir, hookFor, -1, opts)
-	case m.Type == protocol.TypeResume:
-		if m.TearTail {
-			if err = refdriver.TearTail(m.JournalDir); err != nil {
-				break
-			}
-		}
-		if m.Damage != "" {
-			if err = refdriver.DamageJournal(m.JournalDir, m.Damage); err != nil {
-				break
-			}
-		}
-		tr, err = refdriver.Process(runCtx, sc, env, m.JournalDir, nil, true, opts)
 	case m.ReportJournalPoints && m.Spec.Faults.JournalError != nil:
 		o := opts
 		o.JournalRoot, o.JournalHook = m.JournalDir, env.journalPoint
@@ -320,6 +291,34 @@ func (s *server) runScenario(ctx context.Context, m *protocol.Message) {
 		refdriver.Reword(tr)
 	}
 	s.send(&protocol.Message{Type: protocol.TypeResult, ID: m.ID, Trajectory: tr})
+}
+
+// resume resumes the journal a resume message names, as the next process
+// does: cut or damaged first when the message asks (tear_tail, damage);
+// in a phased scenario the named phase's own journal, after which the
+// phases after it run.
+func resume(ctx context.Context, m *protocol.Message, sc *scenarios.Scenario, env *remoteEnv, opts refdriver.Options) (*trajectories.Trajectory, error) {
+	from, dir := 0, m.JournalDir
+	if m.Spec.Phased {
+		if m.Phase != nil {
+			from = *m.Phase
+		}
+		dir = refdriver.PhaseJournal(m.JournalDir, from)
+	}
+	if m.TearTail {
+		if err := refdriver.TearTail(dir); err != nil {
+			return nil, err
+		}
+	}
+	if m.Damage != "" {
+		if err := refdriver.DamageJournal(dir, m.Damage); err != nil {
+			return nil, err
+		}
+	}
+	if m.Spec.Phased {
+		return refdriver.ProcessPhases(ctx, sc, env, m.JournalDir, nil, from, opts)
+	}
+	return refdriver.Process(ctx, sc, env, m.JournalDir, nil, true, opts)
 }
 
 // remoteEnv answers the reference kernel's calls by asking the runner.
@@ -412,18 +411,18 @@ func (e *remoteEnv) Execute(ctx context.Context, phase int, act trajectories.Act
 	return a.Outcome.Scripted(), nil
 }
 
-func (e *remoteEnv) journalPoint(p journal.Point) error {
-	point := refdriver.WirePoint(p)
-	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Point: &point})
-	return err
-}
+// journalPoint reports a journal point of a single-request scenario.
+func (e *remoteEnv) journalPoint(p journal.Point) error { return e.reportPoint(nil, p) }
 
 // journalPointIn is the journal hook of phase i of a phased scenario: its
 // points name the phase whose journal they write.
 func (e *remoteEnv) journalPointIn(i int) journal.Hook {
-	return func(p journal.Point) error {
-		point := refdriver.WirePoint(p)
-		_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Phase: &i, Point: &point})
-		return err
-	}
+	return func(p journal.Point) error { return e.reportPoint(&i, p) }
+}
+
+// reportPoint sends one journal point and waits for the runner's continue.
+func (e *remoteEnv) reportPoint(phase *int, p journal.Point) error {
+	point := refdriver.WirePoint(p)
+	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Phase: phase, Point: &point})
+	return err
 }
