@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -219,7 +218,7 @@ func (c *Client) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if slices.Contains(ch.helloMsg.Capabilities, ForkServer) && !c.NoFork {
+	if c.offers(ForkServer) && !c.NoFork {
 		// The first process holds no run state and never will: every
 		// process the runner needs from now on is forked from it.
 		c.zygote = ch
@@ -243,6 +242,14 @@ func (c *Client) Capabilities() []string {
 		return nil
 	}
 	return c.hello.Capabilities
+}
+
+// baseContext is the runner's context, from Start (Background before it).
+func (c *Client) baseContext() context.Context {
+	if c.base == nil {
+		return context.Background()
+	}
+	return c.base
 }
 
 // offers reports whether the implementation claimed a protocol option.
@@ -304,8 +311,6 @@ type child struct {
 	hello [][]byte
 	// used is set once the process was sent a run.
 	used bool
-	// helloMsg is the implementation's hello.
-	helloMsg *Message
 }
 
 type lineResult struct {
@@ -370,10 +375,7 @@ func (c *Client) handshakeLimit() time.Duration {
 // handshake sends the runner's hello and checks the answer.
 func (c *Client) handshake(ch *child, tr *transcript) (*child, error) {
 	limit := c.handshakeLimit()
-	base := c.base
-	if base == nil {
-		base = context.Background()
-	}
+	base := c.baseContext()
 	hctx, cancel := context.WithTimeout(base, limit)
 	defer cancel()
 	ch.state = "its hello"
@@ -400,7 +402,6 @@ func (c *Client) handshake(ch *child, tr *transcript) (*child, error) {
 	if c.hello == nil {
 		c.hello = m
 	}
-	ch.helloMsg = m
 	ch.attach(tr)
 	return ch, nil
 }
@@ -461,10 +462,7 @@ func (c *Client) fork(tr *transcript) (*child, error) {
 			}
 		}
 	}
-	base := c.base
-	if base == nil {
-		base = context.Background()
-	}
+	base := c.baseContext()
 	hctx, cancel := context.WithTimeout(base, c.handshakeLimit())
 	defer cancel()
 	c.forkMu.Lock()
@@ -801,7 +799,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		// resumes the phase the fault named, then runs the ones after it.
 		target := sc.FaultPhase()
 		resume.Phase = &target
-		journal = filepath.Join(run.JournalDir, strconv.Itoa(target))
+		journal = PhaseJournal(run.JournalDir, target)
 	}
 	if c.offers(JournalLines) && (resume.TearTail || resume.Damage != "") {
 		// The runner cuts or damages the journal itself, as a crash (or

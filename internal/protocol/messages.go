@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/internal/schema"
@@ -179,6 +181,13 @@ func (o *Outcome) Scripted() scenarios.ScriptedOutcome {
 	return scenarios.ScriptedOutcome{Status: o.Status, Observation: o.Observation, ObservationIsSynthetic: o.ObservationIsSynthetic,
 		EnvReportedCompletion: o.EnvReportedCompletion != nil && *o.EnvReportedCompletion, NoCompletionSignal: o.EnvReportedCompletion == nil,
 		ObservationTruncatedChars: o.ObservationTruncatedChars}
+}
+
+// PhaseJournal is where phase i of a phased scenario keeps its journal,
+// under the run's journal_dir: each phase is a run of its own (0003.D1)
+// with a journal of its own (docs/protocol.md, "Crash and resume").
+func PhaseJournal(journalDir string, i int) string {
+	return filepath.Join(journalDir, strconv.Itoa(i))
 }
 
 // Point is a journal write point.

@@ -4,21 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strconv"
 
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/run"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
-
-// PhaseJournal is where phase i of a phased scenario keeps its journal:
-// each phase is a run of its own (0003.D1), so each has its own journal,
-// in a directory named by its index under the run's journal directory
-// (docs/protocol.md, "Crash and resume").
-func PhaseJournal(dir string, i int) string { return filepath.Join(dir, strconv.Itoa(i)) }
 
 // phasedCrashAndResume is a phased scenario with a crash (or a stop
 // without an end and a next holder) in one of its phases, in process: the
@@ -57,7 +50,7 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 		if !fired {
 			return nil, fmt.Errorf("crash point was never reached in phase %s", sc.Phases[target].Name)
 		}
-		pdir := PhaseJournal(dir, target)
+		pdir := protocol.PhaseJournal(dir, target)
 		if sc.Faults.TornTail {
 			if err := TearTail(pdir); err != nil {
 				return nil, err
@@ -84,7 +77,7 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 }
 
 // phases runs phases from..to of a phased scenario as one process does,
-// each journaling under dir (PhaseJournal), the first of them resumed
+// each journaling under dir (protocol.PhaseJournal), the first of them resumed
 // from its journal when resume is set; hookFor gives each phase's journal
 // hook. It stops at a phase that does not end. A crash injected by a hook
 // comes back as ErrCrash with the trajectory so far.
@@ -101,7 +94,7 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 		}
 		rec := &events.Recorder{}
 		opts := run.Options{Model: run.ModelFunc(modelFor(sr.env, i, sr.o.Deviations)), Sinks: sr.sinks(rec, i),
-			JournalDir: PhaseJournal(dir, i), JournalHook: hookFor(i), JournalFS: sr.o.JournalFS}
+			JournalDir: protocol.PhaseJournal(dir, i), JournalHook: hookFor(i), JournalFS: sr.o.JournalFS}
 		var res *run.Result
 		if resume && i == from {
 			res, err = run.Resume(ctx, req, opts)

@@ -303,7 +303,7 @@ func resume(ctx context.Context, m *protocol.Message, sc *scenarios.Scenario, en
 		if m.Phase != nil {
 			from = *m.Phase
 		}
-		dir = refdriver.PhaseJournal(m.JournalDir, from)
+		dir = protocol.PhaseJournal(m.JournalDir, from)
 	}
 	if m.TearTail {
 		if err := refdriver.TearTail(dir); err != nil {
