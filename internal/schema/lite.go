@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
 
 // Lite validates instances against a schema written in the small subset
@@ -165,13 +167,15 @@ type seg struct {
 }
 
 func (s *seg) pointer() string {
-	if s == nil {
-		return ""
+	var path []string
+	for ; s != nil; s = s.parent {
+		t := strconv.Itoa(s.index)
+		if s.isKey {
+			t = s.key
+		}
+		path = append([]string{t}, path...)
 	}
-	if s.isKey {
-		return s.parent.pointer() + "/" + escapePointer(s.key)
-	}
-	return s.parent.pointer() + "/" + strconv.Itoa(s.index)
+	return jsontext.Pointer(path)
 }
 
 func problem(out *[]Problem, at *seg, format string, args ...any) {
@@ -295,10 +299,6 @@ func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
 			add("additional properties %s not allowed", "'"+strings.Join(extra, "', '")+"'")
 		}
 	}
-}
-
-func escapePointer(k string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
 }
 
 // equalJSON compares two decoded JSON values, numbers by value.
