@@ -353,20 +353,18 @@ func (o *observer) events(tr *trajectories.Trajectory, rec fakes.Record) {
 	if !played && !rec.Offered[scenarios.PartSink] {
 		return
 	}
-	for i := range max(len(got), len(tr.Events)) {
-		switch {
-		case i >= len(tr.Events):
-			o.add("events", []string{"0011.D1"}, "the trajectory reports %d event(s); the audit sink received %d, the next one %s", len(tr.Events), len(got), render(got[i]))
-		case i >= len(got):
-			o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory reports event %s; the audit sink received only %d event(s)", render(tr.Events[i]), len(got))
-		default:
-			a, b := render(tr.Events[i]), render(got[i])
-			if a == b {
-				continue
-			}
-			o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory says event %d was %s; the audit sink received %s", i+1, a, b)
-		}
-		break
+	// The first event where the two accounts part, if they do.
+	i := 0
+	for i < len(got) && i < len(tr.Events) && render(tr.Events[i]) == render(got[i]) {
+		i++
+	}
+	switch {
+	case i < len(got) && i < len(tr.Events):
+		o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory says event %d was %s; the audit sink received %s", i+1, render(tr.Events[i]), render(got[i]))
+	case i < len(got):
+		o.add("events", []string{"0011.D1"}, "the trajectory reports %d event(s); the audit sink received %d, the next one %s", len(tr.Events), len(got), render(got[i]))
+	case i < len(tr.Events):
+		o.add(fmt.Sprintf("events[%d]", i), []string{"0011.D1"}, "the trajectory reports event %s; the audit sink received only %d event(s)", render(tr.Events[i]), len(got))
 	}
 	if failed > 0 && tr.EventSinkFailures != failed {
 		o.add("event_sink_failures", []string{"0011.D2", "0011.D2.count"}, "the trajectory says event_sink_failures %d; the runner's audit sink failed %d event(s)", tr.EventSinkFailures, failed)
