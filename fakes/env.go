@@ -124,6 +124,13 @@ type Call struct {
 	Refused     bool
 }
 
+// logLocked appends a call to the log, with the process that made it and
+// whether that process reports journal points; e.mu is held.
+func (e *Env) logLocked(c Call) {
+	c.Points, c.Process = e.points, e.process
+	e.log = append(e.log, c)
+}
+
 // Restarted marks the start of a new process (a resume after a kill, or
 // the next holder): calls from then on belong to it.
 func (e *Env) Restarted() {
@@ -139,7 +146,7 @@ func (e *Env) Restarted() {
 func (e *Env) Emit(phase int, ev trajectories.Event) (fail string) {
 	fail = e.sc.Faults.Sink
 	e.mu.Lock()
-	e.log = append(e.log, Call{Kind: CallEvent, Phase: phase, Step: ev.Step, Event: &ev, Failed: fail != "", Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallEvent, Phase: phase, Step: ev.Step, Event: &ev, Failed: fail != ""})
 	e.mu.Unlock()
 	return fail
 }
@@ -159,7 +166,7 @@ func (e *Env) Measure(phase int, block, text string) (int, error) {
 	runs := e.sc.Runs()
 	refused := phase >= 0 && phase < len(runs) && slices.Contains(runs[phase].MeasureUnknown, block)
 	e.mu.Lock()
-	e.log = append(e.log, Call{Kind: CallMeasure, Phase: phase, Block: block, Text: text, Refused: refused, Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallMeasure, Phase: phase, Block: block, Text: text, Refused: refused})
 	e.mu.Unlock()
 	if refused {
 		return 0, &Unmeasurable{Block: block}
@@ -219,7 +226,7 @@ func (e *Env) Reporting(on bool) {
 // Point records a journal point the implementation sent.
 func (e *Env) Point(when, record string, step int) {
 	e.mu.Lock()
-	e.log = append(e.log, Call{Kind: CallPoint, Phase: -1, Step: step, When: when, Record: record, Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallPoint, Phase: -1, Step: step, When: when, Record: record})
 	e.mu.Unlock()
 }
 
@@ -288,7 +295,7 @@ func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Mess
 	e.modelCalls++
 	in := append([]trajectories.Message(nil), input...)
 	e.inputs = append(e.inputs, in)
-	e.log = append(e.log, Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in, Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in})
 	e.mu.Unlock()
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
@@ -404,7 +411,7 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	step := e.lastStep
 	idx := len(e.handlerCalls)
 	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
-	e.log = append(e.log, Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args), Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args)})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
 	if e.takeCancel(phase, step, "tool_call") {
@@ -437,7 +444,7 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 func (e *Env) Execute(ctx context.Context, phase int, a trajectories.Action) (scenarios.ScriptedOutcome, error) {
 	e.mu.Lock()
 	a.Repairs = nil
-	e.log = append(e.log, Call{Kind: CallExecute, Phase: phase, Step: e.lastStep, Action: &a, Points: e.points, Process: e.process})
+	e.logLocked(Call{Kind: CallExecute, Phase: phase, Step: e.lastStep, Action: &a})
 	e.mu.Unlock()
 	return e.Scripted(ctx, phase)
 }

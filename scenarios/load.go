@@ -322,13 +322,17 @@ func check(sc *Scenario) error {
 			add(base+"/project_executor", "project_executor is only used with executor: project")
 		}
 	}
-	if c := sc.Faults.Crash; c != nil {
+	// A fault names its phase in a phased scenario, and only there.
+	checkPhase := func(fault, phase, which string) {
 		switch {
-		case sc.Request != nil && c.Phase != "":
-			add("/faults/crash/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", c.Phase)
-		case sc.Request == nil && !names[c.Phase]:
-			add("/faults/crash/phase", "phase %q is not one of the scenario's phases; a phased scenario's crash names the phase whose journal write it stops at", c.Phase)
+		case sc.Request != nil && phase != "":
+			add("/faults/"+fault+"/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", phase)
+		case sc.Request == nil && !names[phase]:
+			add("/faults/"+fault+"/phase", "phase %q is not one of the scenario's phases; a phased scenario's %s names the phase %s", phase, fault, which)
 		}
+	}
+	if c := sc.Faults.Crash; c != nil {
+		checkPhase("crash", c.Phase, "whose journal write it stops at")
 	}
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {
 		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
@@ -342,17 +346,12 @@ func check(sc *Scenario) error {
 	if sc.Faults.Cancel != nil && sc.Faults.Deadline != nil {
 		add("/faults/deadline", "give a cancel or a deadline, not both: a run stops once")
 	}
-	if in, _ := sc.Faults.Interruption(); in != nil {
-		key := "/faults/cancel"
-		if sc.Faults.Deadline != nil {
-			key = "/faults/deadline"
+	if in, deadline := sc.Faults.Interruption(); in != nil {
+		fault := "cancel"
+		if deadline {
+			fault = "deadline"
 		}
-		switch {
-		case sc.Request != nil && in.Phase != "":
-			add(key+"/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", in.Phase)
-		case sc.Request == nil && !names[in.Phase]:
-			add(key+"/phase", "phase %q is not one of the scenario's phases; a phased scenario's %s names the phase it stops in", in.Phase, key[len("/faults/"):])
-		}
+		checkPhase(fault, in.Phase, "it stops in")
 	}
 	if sc.Faults.Resume && sc.Faults.Cancel == nil && sc.Faults.Deadline == nil && sc.Faults.ModelFailure == nil && !blocks(sc) {
 		add("/faults/resume", "resume follows a run that stopped without an end: add a cancel, deadline or model_failure fault, or a blocking model turn or handler")
