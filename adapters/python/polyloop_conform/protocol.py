@@ -99,6 +99,18 @@ def handler_exception(type_name: str, message: str) -> HandlerFailure:
     return cls(message)
 
 
+def _encode(message: Mapping[str, Any]) -> bytes:
+    """One protocol line: compact JSON, UTF-8, a newline."""
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _hello(name: str, version: str = "0", spec_version: str = "",
+           capabilities: tuple[str, ...] | list[str] = CAPABILITIES) -> dict[str, Any]:
+    """The implementation's hello, with serve's defaults."""
+    return {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "version": version,
+            "spec_version": spec_version, "capabilities": list(capabilities)}
+
+
 class _Connection:
     """Numbered calls to the runner and their answers."""
 
@@ -113,8 +125,7 @@ class _Connection:
         self.deadline: asyncio.Timeout | None = None
 
     def send(self, message: Mapping[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._out.write(line.encode("utf-8"))
+        self._out.write(_encode(message))
         self._out.flush()
 
     async def call(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -331,8 +342,7 @@ async def serve_async(run_scenario: RunScenario, *, name: str, version: str = "0
             if message.get("protocol") != PROTOCOL_VERSION:
                 print(f"polyloop_conform: the runner speaks protocol {message.get('protocol')}, this kit {PROTOCOL_VERSION}", file=sys.stderr)
                 break
-            conn.send({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "version": version,
-                       "spec_version": spec_version, "capabilities": list(capabilities)})
+            conn.send(_hello(name, version, spec_version, capabilities))
         elif kind in ("run", "resume"):
             if current is not None:
                 await current  # the runner sends the next run only after a result
@@ -408,9 +418,7 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
         except (ValueError, KeyError, TypeError):
             return line + bytes(buf)  # serve_async reports it
         if kind == "hello" and message.get("protocol") == PROTOCOL_VERSION:
-            reply = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": options["name"], "version": options.get("version", "0"),
-                     "spec_version": options.get("spec_version", ""), "capabilities": list(options["capabilities"])}
-            os.write(1, (json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+            os.write(1, _encode(_hello(**{k: options[k] for k in ("name", "version", "spec_version", "capabilities") if k in options})))
             continue
         if kind != "fork":
             return line + bytes(buf)
@@ -430,4 +438,4 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
                 os.close(opened)
             buf.clear()
             continue
-        os.write(1, (json.dumps({"type": "forked", "pid": pid}) + "\n").encode("utf-8"))
+        os.write(1, _encode({"type": "forked", "pid": pid}))
