@@ -14,8 +14,8 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/golden"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/tools"
@@ -68,7 +68,7 @@ var _ = BeforeSuite(func() {
 			Fail("-update writes goldens from the reference only; unset POLYLOOP_IMPL (it is " + cmdline + ") to regenerate them")
 		}
 		suite.Strict = os.Getenv("POLYLOOP_STRICT") == "1"
-		c := &protocol.Client{
+		c := &implproc.Client{
 			Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) },
 			Logs:    GinkgoWriter,
 		}

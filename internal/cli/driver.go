@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
@@ -38,7 +38,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		return refdriver.Driver{Schemas: &tools.SchemaCache{}}, func() {}, nil
 	}
 	impl := cfg.impl
-	c := &protocol.Client{
+	c := &implproc.Client{
 		Command:          func() *exec.Cmd { return exec.Command("/bin/sh", "-c", impl) },
 		Logs:             cfg.logs,
 		Transcripts:      cfg.transcripts,

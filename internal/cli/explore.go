@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -82,7 +82,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	defer closeDriver()
-	client := d.(*protocol.Client)
+	client := d.(*implproc.Client)
 	rep := newReport(client.Name()+", crash exploration"+report.ShardSuffix(sh.String()), "explore", args)
 	rep.Selection = *pattern
 	var explored []*scenarios.Scenario

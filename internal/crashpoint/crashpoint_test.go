@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polyloop/polyloop-conform/internal/protocol"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
@@ -21,14 +21,14 @@ import (
 // startReference builds polyloop-conform without the race detector (the
 // exploration spawns hundreds of processes) and starts a client on its
 // serve-reference, with extra arguments such as --mutant.
-func startReference(tb testing.TB, extra ...string) *protocol.Client {
+func startReference(tb testing.TB, extra ...string) *implproc.Client {
 	tb.Helper()
 	exe := filepath.Join(tb.TempDir(), "polyloop-conform")
 	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
 		tb.Fatalf("build polyloop-conform: %v\n%s", err, out)
 	}
 	args := append([]string{"serve-reference"}, extra...)
-	c := &protocol.Client{Command: func() *exec.Cmd { return exec.Command(exe, args...) }}
+	c := &implproc.Client{Command: func() *exec.Cmd { return exec.Command(exe, args...) }}
 	if err := c.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

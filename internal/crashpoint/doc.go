@@ -4,7 +4,7 @@
 // process, and the resume is judged against the uninterrupted run (0002).
 //
 // The exploration speaks to implementations through a Runner
-// (*protocol.Client), so the reference is explored exactly like any other
+// (*implproc.Client), so the reference is explored exactly like any other
 // implementation, over serve-reference. Judge is a pure function of the
 // scenario, the baseline, the point and what the resumed run did.
 package crashpoint

@@ -19,7 +19,7 @@ import (
 
 // Runner runs one scenario on an implementation, optionally reporting
 // journal points or killing the process at one and resuming in a new one.
-// *protocol.Client is the Runner of every implementation, the reference
+// *implproc.Client is the Runner of every implementation, the reference
 // included (over serve-reference).
 type Runner interface {
 	RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env, o protocol.RunOptions) (*trajectories.Trajectory, error)

@@ -3,22 +3,22 @@
 // and stdout, described for implementers in docs/protocol.md.
 //
 // Its messages (Message, and Decode, which checks each implementation
-// message by its type against what docs/protocol.schema.json publishes)
-// and the runner's side, Client: it starts the implementation's processes
-// (or forks them from its fork server), answers model, handler, executor,
-// event, measure and journal-point calls from the scenario's fakes, plays
-// the faults it can, and kills a process where a crash is scripted. The
-// implementation side of the reference is internal/serveref.
+// message by its type against what docs/protocol.schema.json publishes),
+// Conn, which carries them over any pair of pipes, and Exchange, the
+// runner's side of one scenario's run: it answers model, handler,
+// executor, event, measure and journal-point calls from the scenario's
+// fakes, plays the faults it can, kills a process where a crash is
+// scripted, and holds what the implementation says to what crossed the
+// wire. Starting processes is internal/implproc's; the implementation
+// side of the reference is internal/serveref.
 package protocol
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
@@ -201,99 +201,6 @@ type Point struct {
 // String renders a point the way trajectories record crash points.
 func (p Point) String() string {
 	return fmt.Sprintf("%s:%d:%s:step%d", p.When, p.Seq, p.Record, p.Step)
-}
-
-// RunSpec is what an implementation needs to build a scenario's registry
-// and requests. It leaves out everything the runner answers itself: model
-// outputs, handler behaviours, the project executor's script, expect.
-type RunSpec struct {
-	Scenario   string               `json:"scenario"`
-	Tools      []ToolSpec           `json:"tools"`
-	Definition scenarios.Definition `json:"definition"`
-	Requests   []RequestSpec        `json:"requests"`
-	// Phased is true when the requests are phases of one scenario (their
-	// steps carry the phase name in the trajectory).
-	Phased bool       `json:"phased,omitempty"`
-	Faults FaultsSpec `json:"faults,omitempty"`
-}
-
-// ToolSpec is a tool as the implementation registers it.
-type ToolSpec struct {
-	Name         string         `json:"name"`
-	Description  string         `json:"description,omitempty"`
-	Parameters   map[string]any `json:"parameters,omitempty"`
-	Replay       string         `json:"replay,omitempty"`
-	CompletesRun bool           `json:"completes_run,omitempty"`
-	// HasHandler says whether to give the spec a handler; the handler
-	// itself is a handler_call to the runner.
-	HasHandler bool `json:"has_handler"`
-}
-
-// RequestSpec is one run request.
-type RequestSpec struct {
-	Name         string              `json:"name,omitempty"`
-	GoalFragment string              `json:"goal_fragment,omitempty"`
-	Budget       scenarios.Budget    `json:"budget"`
-	VisibleTools []string            `json:"visible_tools"` // null: every tool; []: none
-	Executor     string              `json:"executor,omitempty"`
-	Synthetic    scenarios.Synthetic `json:"synthetic,omitempty"`
-	// Injections are in the scenario's written order, not sorted: the
-	// implementation must sort channels itself (0010.D3).
-	Injections     scenarios.Injections `json:"injections,omitempty"`
-	Language       string               `json:"language,omitempty"`
-	MeasureUnknown []string             `json:"measure_unknown,omitempty"`
-}
-
-// FaultsSpec are the faults the implementation itself must apply.
-type FaultsSpec struct {
-	Sink         string                  `json:"sink,omitempty"`
-	JournalError *scenarios.JournalError `json:"journal_error,omitempty"`
-}
-
-// SpecFor extracts a RunSpec from a scenario.
-func SpecFor(sc *scenarios.Scenario) *RunSpec {
-	s := &RunSpec{Scenario: sc.ID, Definition: sc.Definition, Phased: sc.Request == nil,
-		Faults: FaultsSpec{Sink: sc.Faults.Sink, JournalError: sc.Faults.JournalError}}
-	for _, t := range sc.Tools {
-		s.Tools = append(s.Tools, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters,
-			Replay: t.Replay, CompletesRun: t.CompletesRun, HasHandler: len(t.Handler) > 0})
-	}
-	if s.Tools == nil {
-		s.Tools = []ToolSpec{}
-	}
-	testsDefaults := slices.Contains(sc.Decisions, "0007.D2.defaults")
-	for _, r := range sc.Runs() {
-		syn := r.Synthetic
-		if !testsDefaults {
-			// The default texts are this suite's choice, not the design's:
-			// only the scenarios about defaults may depend on them.
-			syn.NotExecuted = cmp.Or(syn.NotExecuted, scenarios.DefaultNotExecuted)
-			syn.EnvError = cmp.Or(syn.EnvError, scenarios.DefaultEnvError)
-		}
-		s.Requests = append(s.Requests, RequestSpec{Name: r.Name, GoalFragment: r.GoalFragment, Budget: r.Budget, VisibleTools: r.VisibleTools,
-			Executor: r.Executor, Synthetic: syn, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown})
-	}
-	return s
-}
-
-// ScenarioFor rebuilds the scenario shape the reference driver reads from
-// a RunSpec (the implementation side of serve-reference).
-func ScenarioFor(s *RunSpec) *scenarios.Scenario {
-	sc := &scenarios.Scenario{ID: s.Scenario, Definition: s.Definition,
-		Faults: scenarios.Faults{Sink: s.Faults.Sink, JournalError: s.Faults.JournalError}}
-	for _, t := range s.Tools {
-		sc.Tools = append(sc.Tools, scenarios.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Replay: t.Replay, CompletesRun: t.CompletesRun})
-	}
-	for _, r := range s.Requests {
-		req := scenarios.Request{Name: r.Name, GoalFragment: r.GoalFragment, Budget: r.Budget, VisibleTools: r.VisibleTools, Executor: r.Executor,
-			Synthetic: r.Synthetic, Injections: r.Injections, Language: r.Language, MeasureUnknown: r.MeasureUnknown}
-		if s.Phased {
-			sc.Phases = append(sc.Phases, req)
-		} else {
-			sc.Request = &req
-		}
-	}
-	return sc
 }
 
 var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,

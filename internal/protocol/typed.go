@@ -1,12 +1,9 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/polyloop/polyloop-conform/internal/schema"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -91,83 +88,20 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 	switch key {
 	case "type":
 		return nil
-	case "call", "pid":
-		n, err := integer(raw, 1)
-		if err != nil {
-			return err
-		}
-		if key == "call" {
-			m.Call = n
-		} else {
-			m.Pid = n
-		}
-	case "protocol":
-		n, err := integer(raw, -1<<31)
-		if err != nil {
-			return err
-		}
-		m.Protocol = n
-	case "phase":
-		n, err := integer(raw, 0)
-		if err != nil {
-			return err
-		}
-		m.Phase = &n
+	case "call", "pid", "protocol", "phase":
+		return m.setInteger(key, raw)
 	case "suite", "suite_version", "version", "spec_version", "name", "tool", "id", "message", "block", "text":
 		s, err := str(raw)
 		if err != nil {
 			return err
 		}
-		switch key {
-		case "suite":
-			m.Suite = s
-		case "suite_version":
-			m.SuiteVersion = s
-		case "version":
-			m.Version = s
-		case "spec_version":
-			m.SpecVersion = s
-		case "name":
-			if s == "" {
-				return fieldErr("", "minLength: got 0, want 1")
-			}
-			m.Name = s
-		case "tool":
-			m.Tool = s
-		case "id":
-			if typ == TypeResult && !scenarios.IDPattern.MatchString(s) {
-				return fieldErr("", "'%s' does not match pattern '%s'", s, scenarios.IDPattern)
-			}
-			m.ID = s
-		case "message":
-			m.Message = s
-		case "block":
-			if !slices.Contains(blockTypes, s) {
-				return fieldErr("", "value must be one of %s", quoted(blockTypes))
-			}
-			m.Block = s
-		case "text":
-			m.Text = &s
-		}
+		return m.setString(typ, key, s)
 	case "capabilities":
-		var caps []json.RawMessage
-		if err := json.Unmarshal(raw, &caps); err != nil || raw[0] != '[' {
-			return fieldErr("", "got %s, want array", kind(raw))
+		caps, err := capabilitiesOf(raw)
+		if err != nil {
+			return err
 		}
-		for i, c := range caps {
-			s, err := str(c)
-			if err != nil {
-				err.at = fmt.Sprintf("/%d", i) + err.at
-				return err
-			}
-			if !slices.Contains(capabilityNames, s) {
-				return fieldErr(fmt.Sprintf("/%d", i), "value must be one of %s", quoted(capabilityNames))
-			}
-			if slices.Contains(m.Capabilities, s) {
-				return fieldErr("", "items at %d and %d are equal", slices.Index(m.Capabilities, s), i)
-			}
-			m.Capabilities = append(m.Capabilities, s)
-		}
+		m.Capabilities = caps
 	case "input":
 		in, err := messagesOf(raw)
 		if err != nil {
@@ -193,14 +127,11 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 		}
 		m.Point = p
 	case "event":
-		if _, err := object(raw); err != nil {
+		e, err := eventOf(raw)
+		if err != nil {
 			return err
 		}
-		var e trajectories.Event
-		if err := numbersAsWritten(raw, &e); err != nil {
-			return fieldErr("", "%v", err)
-		}
-		m.Event = &e
+		m.Event = e
 	case "trajectory":
 		if kind(raw) != "object" {
 			return fieldErr("", "got %s, want object", kind(raw))
@@ -209,216 +140,63 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 	return nil
 }
 
-// integer is a JSON integer of at least min, written without a fraction.
-func integer(raw json.RawMessage, min int) (int, *fieldError) {
-	if kind(raw) != "number" {
-		return 0, fieldErr("", "got %s, want integer", kind(raw))
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fieldErr("", "got %s, want integer", kind(raw))
-	}
-	i, err := n.Int64()
+// setInteger stores one of the integer keys: call and pid from 1, phase
+// from 0, protocol any.
+func (m *Message) setInteger(key string, raw json.RawMessage) *fieldError {
+	least := map[string]int{"call": 1, "pid": 1, "phase": 0, "protocol": -1 << 31}[key]
+	n, err := integer(raw, least)
 	if err != nil {
-		// Written as an integer, or refused: 1.0 would pass the schema
-		// but is refused where it is decoded, so it is refused here too.
-		return 0, fieldErr("", "got number %s, want an integer written without a fraction or exponent", n)
+		return err
 	}
-	if i < int64(min) {
-		return 0, fieldErr("", "minimum: got %d, want %d", i, min)
-	}
-	return int(i), nil
-}
-
-func str(raw json.RawMessage) (string, *fieldError) {
-	if kind(raw) != "string" {
-		return "", fieldErr("", "got %s, want string", kind(raw))
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fieldErr("", "%v", err)
-	}
-	return s, nil
-}
-
-func object(raw json.RawMessage) (map[string]any, *fieldError) {
-	if kind(raw) != "object" {
-		return nil, fieldErr("", "got %s, want object", kind(raw))
-	}
-	var obj map[string]any
-	if err := numbersAsWritten(raw, &obj); err != nil {
-		return nil, fieldErr("", "%v", err)
-	}
-	return obj, nil
-}
-
-// keysOf decodes an object's keys and checks them (checkKeys).
-func keysOf(raw json.RawMessage, required, optional []string) (map[string]json.RawMessage, *fieldError) {
-	if kind(raw) != "object" {
-		return nil, fieldErr("", "got %s, want object", kind(raw))
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fieldErr("", "%v", err)
-	}
-	if err := checkKeys(obj, required, optional); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
-
-// checkKeys refuses an object's keys that are neither required nor
-// optional, and requires the required ones, in the schema's words.
-func checkKeys(obj map[string]json.RawMessage, required, optional []string) *fieldError {
-	var extra, missing []string
-	for k := range obj {
-		if !slices.Contains(required, k) && !slices.Contains(optional, k) {
-			extra = append(extra, k)
-		}
-	}
-	for _, k := range required {
-		if _, ok := obj[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	sort.Strings(extra)
-	switch {
-	case len(extra) > 0:
-		return fieldErr("", "additional properties '%s' not allowed", strings.Join(extra, "', '"))
-	case len(missing) == 1:
-		return fieldErr("", "missing property '%s'", missing[0])
-	case len(missing) > 1:
-		return fieldErr("", "missing properties '%s'", strings.Join(missing, "', '"))
+	switch key {
+	case "call":
+		m.Call = n
+	case "pid":
+		m.Pid = n
+	case "protocol":
+		m.Protocol = n
+	case "phase":
+		m.Phase = &n
 	}
 	return nil
 }
 
-func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
-	if kind(raw) != "array" {
-		return nil, fieldErr("", "got %s, want array", kind(raw))
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fieldErr("", "%v", err)
-	}
-	out := make([]trajectories.Message, 0, len(items))
-	for i, it := range items {
-		at := fmt.Sprintf("/%d", i)
-		obj, err := keysOf(it, []string{"role", "content"}, nil)
-		if err != nil {
-			err.at = at + err.at
-			return nil, err
+// setString stores one of the string keys, with the checks some of them
+// carry (a name not empty, a result's ID shaped like a scenario ID, a
+// known block type).
+func (m *Message) setString(typ, key, s string) *fieldError {
+	switch key {
+	case "suite":
+		m.Suite = s
+	case "suite_version":
+		m.SuiteVersion = s
+	case "version":
+		m.Version = s
+	case "spec_version":
+		m.SpecVersion = s
+	case "name":
+		if s == "" {
+			return fieldErr("", "minLength: got 0, want 1")
 		}
-		role, err := str(obj["role"])
-		if err == nil && !slices.Contains([]string{"user", "assistant", "system"}, role) {
-			err = fieldErr("", "value must be one of 'user', 'assistant', 'system'")
+		m.Name = s
+	case "tool":
+		m.Tool = s
+	case "id":
+		if typ == TypeResult && !scenarios.IDPattern.MatchString(s) {
+			return fieldErr("", "'%s' does not match pattern '%s'", s, scenarios.IDPattern)
 		}
-		if err != nil {
-			err.at = at + "/role" + err.at
-			return nil, err
+		m.ID = s
+	case "message":
+		m.Message = s
+	case "block":
+		if !slices.Contains(blockTypes, s) {
+			return fieldErr("", "value must be one of %s", quoted(blockTypes))
 		}
-		content, err := str(obj["content"])
-		if err != nil {
-			err.at = at + "/content" + err.at
-			return nil, err
-		}
-		out = append(out, trajectories.Message{Role: role, Content: content})
+		m.Block = s
+	case "text":
+		m.Text = &s
 	}
-	return out, nil
-}
-
-func actionOf(raw json.RawMessage) (*ActionView, *fieldError) {
-	obj, err := keysOf(raw, []string{"kind"}, []string{"tool", "arguments", "code"})
-	if err != nil {
-		return nil, err
-	}
-	a := &ActionView{}
-	for k, v := range obj {
-		switch k {
-		case "kind":
-			a.Kind, err = str(v)
-			if err == nil && !slices.Contains([]string{"tool_call", "code", "none"}, a.Kind) {
-				err = fieldErr("", "value must be one of 'tool_call', 'code', 'none'")
-			}
-		case "tool":
-			a.Tool, err = str(v)
-		case "code":
-			a.Code, err = str(v)
-		case "arguments":
-			var args map[string]any
-			args, err = object(v)
-			a.Arguments = args
-		}
-		if err != nil {
-			err.at = "/" + k + err.at
-			return nil, err
-		}
-	}
-	return a, nil
-}
-
-func pointOf(raw json.RawMessage) (*Point, *fieldError) {
-	obj, err := keysOf(raw, []string{"when", "seq", "record"}, []string{"step"})
-	if err != nil {
-		return nil, err
-	}
-	p := &Point{}
-	for k, v := range obj {
-		switch k {
-		case "when":
-			p.When, err = str(v)
-			if err == nil && p.When != "before" && p.When != "after" {
-				err = fieldErr("", "value must be one of 'before', 'after'")
-			}
-		case "seq":
-			p.Seq, err = integer(v, 1)
-		case "record":
-			p.Record, err = str(v)
-			if err == nil && !slices.Contains(recordTypes, p.Record) {
-				err = fieldErr("", "value must be one of %s", quoted(recordTypes))
-			}
-		case "step":
-			p.Step, err = integer(v, 0)
-		}
-		if err != nil {
-			err.at = "/" + k + err.at
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-// kind is the JSON type of a raw value, as the schema names it.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
-
-func quoted(vs []string) string {
-	return "'" + strings.Join(vs, "', '") + "'"
-}
-
-// numbersAsWritten decodes with numbers kept as json.Number, so that 10
-// and 10.000 stay different (0003.D4, no coercion).
-func numbersAsWritten(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
+	return nil
 }
 
 // checkTrajectory validates a result's trajectory as sent against

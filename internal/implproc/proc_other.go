@@ -1,6 +1,6 @@
 //go:build !linux
 
-package protocol
+package implproc
 
 import "syscall"
 

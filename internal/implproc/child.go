@@ -1,0 +1,204 @@
+package implproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/protocol"
+)
+
+// child is one implementation process: started from Command (cmd), or
+// forked by the implementation's fork server (pid, its own process group).
+// Its Conn carries the messages; Kill ends its process group.
+type child struct {
+	*protocol.Conn
+	cmd   *exec.Cmd
+	pid   int // a forked child's; 0 for one the runner started
+	stdin io.Closer
+	exit  chan struct{}
+	logs  *stderrWriter
+	// hello holds the handshake's two lines, replayed at the top of every
+	// transcript this process serves so that each one stands alone.
+	hello [][]byte
+	// used is set once the process was sent a run.
+	used bool
+	once sync.Once
+}
+
+// newChild makes a child that writes to stdin and reads from stdout;
+// cmd or pid say which process it is.
+func newChild(cmd *exec.Cmd, pid int, stdin io.WriteCloser, stdout io.Reader, logs *stderrWriter) *child {
+	ch := &child{cmd: cmd, pid: pid, stdin: stdin, exit: make(chan struct{}), logs: logs}
+	ch.Conn = protocol.NewConn(stdin, ch.exitStatus)
+	// The handshake's lines are kept for the transcripts (attach).
+	ch.Tap(func(_ string, line []byte) { ch.hello = append(ch.hello, line) })
+	go func() {
+		ch.Receive(stdout)
+		if c, ok := stdout.(io.Closer); ok && pid != 0 {
+			c.Close() // a forked child's named pipe
+		}
+	}()
+	return ch
+}
+
+// spawn starts a process and shakes hands, within the handshake limit and
+// the runner's context (not a scenario's deadline): a fork of the fork
+// server when there is one, a new process otherwise.
+func (c *Client) spawn(tr *transcript) (*child, error) {
+	c.forkMu.Lock()
+	zygote := c.zygote
+	c.forkMu.Unlock()
+	if zygote != nil {
+		ch, err := c.fork(tr)
+		if !errors.Is(err, errServerGone) {
+			return ch, err
+		}
+		// The fork server itself is gone: say so once, and start
+		// processes from the command line from now on.
+		c.forkMu.Lock()
+		if c.zygote == zygote {
+			c.zygote = nil
+			c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
+		}
+		c.forkMu.Unlock()
+		zygote.Kill()
+	}
+	cmd := c.Command()
+	cmd.SysProcAttr = processAttr()
+	// Once the process is gone, stop waiting for its stderr and stdout
+	// to close: a detached child (setsid sleep &) may hold them for as
+	// long as it lives.
+	cmd.WaitDelay = 500 * time.Millisecond
+	logs := &stderrWriter{c: c}
+	cmd.Stderr = logs
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
+	}
+	return c.handshake(newChild(cmd, 0, stdin, stdout, logs), tr)
+}
+
+// handshakeLimit bounds a new process's hello.
+func (c *Client) handshakeLimit() time.Duration {
+	if c.HandshakeTimeout <= 0 {
+		return 10 * time.Second
+	}
+	return c.HandshakeTimeout
+}
+
+// handshake sends the runner's hello and checks the answer.
+func (c *Client) handshake(ch *child, tr *transcript) (*child, error) {
+	limit := c.handshakeLimit()
+	hctx, cancel := context.WithTimeout(c.baseContext(), limit)
+	defer cancel()
+	if err := ch.Send(&protocol.Message{Type: protocol.TypeHello, Suite: "polyloop-conform", SuiteVersion: protocol.SuiteVersion, Protocol: protocol.Version}); err != nil {
+		ch.Kill()
+		return nil, err
+	}
+	m, err := ch.Next(hctx, "its hello")
+	if err != nil {
+		ch.Kill()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("handshake: no hello within %s (--handshake-timeout): %w", limit, err)
+		}
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	if m.Type != protocol.TypeHello {
+		ch.Kill()
+		return nil, fmt.Errorf("handshake: the implementation answered %q instead of hello", m.Type)
+	}
+	if m.Protocol != protocol.Version {
+		ch.Kill()
+		return nil, fmt.Errorf("handshake: the implementation speaks protocol %d, this runner speaks %d", m.Protocol, protocol.Version)
+	}
+	if c.hello == nil {
+		c.hello = m
+	}
+	ch.attach(tr)
+	return ch, nil
+}
+
+// attach starts recording this process's exchange into tr, handshake first.
+func (ch *child) attach(tr *transcript) {
+	ch.Tap(tr.add)
+	tr.add("runner", ch.hello[0])
+	tr.add("implementation", ch.hello[1])
+}
+
+func (ch *child) exitStatus() string {
+	if ch.pid != 0 {
+		return "a child of the fork server, whose exit status the runner cannot see"
+	}
+	done := make(chan error, 1)
+	go func() { done <- ch.cmd.Wait() }()
+	select {
+	case err := <-done:
+		close(ch.exit)
+		if err == nil {
+			return "exit status 0"
+		}
+		return err.Error()
+	case <-time.After(2 * time.Second):
+		return "process still running"
+	}
+}
+
+// group is the process group to signal: the process's own (it was
+// started, or forked, as a group leader); 0 before it started.
+func (ch *child) group() int {
+	if ch.pid != 0 {
+		return ch.pid
+	}
+	if ch.cmd != nil && ch.cmd.Process != nil {
+		return ch.cmd.Process.Pid
+	}
+	return 0
+}
+
+// signalGroup sends SIGKILL to the process group without waiting.
+func (ch *child) signalGroup() {
+	if g := ch.group(); g != 0 {
+		syscall.Kill(-g, syscall.SIGKILL)
+	}
+}
+
+// Kill ends the whole process group, so a shell wrapper's children die
+// too, once (protocol.Peer).
+func (ch *child) Kill() {
+	ch.once.Do(ch.kill)
+}
+
+func (ch *child) kill() {
+	g := ch.group()
+	if g == 0 {
+		return
+	}
+	syscall.Kill(-g, syscall.SIGKILL)
+	ch.stdin.Close()
+	if ch.pid != 0 {
+		// A forked child is the fork server's to reap; its stdout ends
+		// when it dies.
+		ch.Drain()
+		return
+	}
+	select {
+	case <-ch.exit:
+	default:
+		ch.cmd.Wait()
+	}
+	ch.Drain()
+}

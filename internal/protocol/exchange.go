@@ -1,0 +1,261 @@
+package protocol
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
+)
+
+// RunOptions ask more of a run than its scenario does, for crash
+// exploration.
+type RunOptions struct {
+	// Points asks for journal points; each one passed is given to OnPoint.
+	Points  bool
+	OnPoint func(Point)
+	// CrashAt kills the process at this point instead of the scenario's
+	// own crash (Step 0 matches a run-level record).
+	CrashAt *scenarios.CrashSpec
+}
+
+// Exchange is one scenario's run over the wire: the run message, the
+// answers to the implementation's calls from the scenario's fakes, and
+// the checks of what the implementation says against what crossed the
+// wire, across the process that runs it and, after a crash or a stop
+// without an end, the one that resumes it. The caller owns the processes:
+// it hands each one to Run or Resume as a Peer.
+type Exchange struct {
+	ctx      context.Context // cancelled by the engine when a fake blocks
+	wait     context.Context // ends only at the deadline
+	env      *fakes.Env
+	sc       *scenarios.Scenario
+	caps     []string // the implementation's hello
+	run      *Message // the run message
+	resume   *Message // the resume message, once Resumes says so
+	tmp      string   // the journal's temporary directory, "" without one
+	crash    *scenarios.CrashSpec
+	killedAt *Point
+	id       string // the opaque run ID, which results must name
+	phases   int    // how many requests the spec has; calls' phase indexes them
+	// cancelled holds the calls the runner cancelled, until the
+	// implementation acknowledges them with released.
+	cancelled map[int]*fakes.Blocked
+	onPoint   func(Point) // sees every journal point passed, if set
+	// lastAfter is the seq of the latest "after" journal point: how many
+	// records the journal holds once the process stops at a point.
+	lastAfter int
+	// cancelSent is set once the runner cancelled this process's run.
+	cancelSent bool
+
+	mu  sync.Mutex
+	err error
+}
+
+// NewExchange prepares sc's run for an implementation that claimed caps
+// in its hello. ctx is the engine's (cancelled when a fake blocks); wait
+// ends the exchange (the deadline, or the runner stopping). Close removes
+// the journal directory it may make.
+func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.Env, caps []string, o RunOptions) (*Exchange, error) {
+	// The wire carries an opaque run ID, never the scenario's: an
+	// implementation cannot tell the suite's scenarios (or generate's
+	// cases) from a team's own and answer them differently. The mapping
+	// stays with the runner and in the transcript's file name.
+	runID := NewRunID()
+	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
+	run.Spec.Scenario = runID
+	x := &Exchange{ctx: ctx, wait: wait, env: env, sc: sc, caps: caps, run: run, id: runID, phases: len(run.Spec.Requests),
+		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
+	x.playParts()
+	explore := o.CrashAt != nil || o.Points
+	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
+		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+		if err != nil {
+			return nil, err
+		}
+		x.tmp = dir
+		run.JournalDir = filepath.Join(dir, "run")
+		// A crash kills the process at a point; a journal write fault or
+		// a next holder kills nothing, but the points show whether each
+		// action's intent was written before the action ran (0002.D1),
+		// which the engine checks.
+		run.ReportJournalPoints = true
+		if explore {
+			x.crash = o.CrashAt
+		} else {
+			x.crash = sc.Faults.Crash
+		}
+	}
+	env.Reporting(run.ReportJournalPoints)
+	return x, nil
+}
+
+// playParts takes over the parts of a fault the runner can play: an
+// implementation that offers them is not told the fault at all.
+func (x *Exchange) playParts() {
+	run := x.run
+	if x.offers(WireSink) {
+		x.env.Offer(scenarios.PartSink)
+		run.WireSink = true
+		run.Spec.Faults.Sink = ""
+	}
+	if x.offers(WireMeasure) {
+		x.env.Offer(scenarios.PartMeasure)
+		run.WireMeasure = true
+		for i := range run.Spec.Requests {
+			run.Spec.Requests[i].MeasureUnknown = nil
+		}
+	}
+}
+
+// offers reports whether the implementation claimed a protocol option.
+func (x *Exchange) offers(option string) bool {
+	return slices.Contains(x.caps, option)
+}
+
+// Close removes the journal's directory.
+func (x *Exchange) Close() {
+	if x.tmp != "" {
+		os.RemoveAll(x.tmp)
+	}
+}
+
+// Run sends the run to p and answers it until its result, or until the
+// runner killed p at the crash point (then the trajectory is nil and
+// Killed is true). After an error, p is in no state to reuse.
+func (x *Exchange) Run(p Peer) (*trajectories.Trajectory, error) {
+	if err := p.Send(x.run); err != nil {
+		return nil, err
+	}
+	out, err := x.loop(p)
+	if err != nil {
+		return nil, err
+	}
+	if x.offers(JournalLines) && x.run.ReportJournalPoints && x.sc.Faults.JournalError == nil && x.sc.Request != nil {
+		if err := x.journalMatchesPoints(x.run.JournalDir); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Killed reports whether the runner killed the first process at the
+// crash point.
+func (x *Exchange) Killed() bool { return x.killedAt != nil }
+
+// Resumes judges the first process's run (out, nil if it was killed):
+// whether a next holder must resume it, or why the run failed. When it
+// must, the resume message is ready, the journal cut or damaged where the
+// runner plays that itself.
+func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
+	sc := x.sc
+	if x.killedAt == nil {
+		if out.AssemblyError != nil {
+			// The request was refused before anything ran: there is no
+			// crash point to reach and nothing to resume, in process as
+			// over the protocol.
+			return false, nil
+		}
+		if x.crash != nil {
+			return false, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
+		}
+		if x.run.JournalDir != "" && sc.Faults.JournalError == nil {
+			if err := journalKept(x.run.JournalDir); err != nil {
+				return false, err
+			}
+		}
+		if !sc.Faults.Resume {
+			return false, nil
+		}
+		if out.End != nil {
+			return false, fmt.Errorf("the run ended (%s) instead of stopping without an end, so the next holder has nothing to resume", out.End.Reason)
+		}
+	}
+	// The first process is dead, or its run stopped without an end: a new
+	// process resumes the journal, as the next holder of the run would.
+	// Only a kill before the first write leaves nothing to resume from.
+	if k := x.killedAt; k != nil && !(k.When == "before" && k.Seq <= 1) {
+		if err := journalKept(x.run.JournalDir); err != nil {
+			return false, err
+		}
+	}
+	return true, x.prepareResume()
+}
+
+// prepareResume builds the resume message and plays the journal's cut or
+// damage where the implementation lets the runner do it.
+func (x *Exchange) prepareResume() error {
+	run, sc := x.run, x.sc
+	resume := &Message{Type: TypeResume, ID: x.id, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage,
+		WireSink: run.WireSink, WireMeasure: run.WireMeasure}
+	journal := run.JournalDir
+	if run.Spec.Phased {
+		// Each phase journals in a directory of its own; the next process
+		// resumes the phase the fault named, then runs the ones after it.
+		target := sc.FaultPhase()
+		resume.Phase = &target
+		journal = PhaseJournal(run.JournalDir, target)
+	}
+	x.resume = resume
+	if x.offers(JournalLines) && (resume.TearTail || resume.Damage != "") {
+		// The runner cuts or damages the journal itself, as a crash (or
+		// the disk) would: the implementation is only asked to resume.
+		if err := playJournal(journal, resume.TearTail, resume.Damage); err != nil {
+			return err
+		}
+		x.env.JournalPlayed()
+		resume.TearTail, resume.Damage = false, ""
+	}
+	return nil
+}
+
+// Resume sends the resume message (after Resumes said so) to p, a new
+// process, and answers it until its result; Resumed judges that.
+func (x *Exchange) Resume(p Peer) (*trajectories.Trajectory, error) {
+	x.env.Restarted()
+	if err := p.Send(x.resume); err != nil {
+		return nil, err
+	}
+	x.crash = nil
+	x.cancelSent = false // the next holder's run is not cancelled
+	x.env.Reporting(false)
+	// The next holder of the run is not cancelled: the first process's
+	// cancellation (faults.cancel) ended with it, as in process, where the
+	// resume runs on a context without that cancellation.
+	x.ctx = x.wait
+	return x.loop(p)
+}
+
+// Resumed checks the resumed run's trajectory and names the crash point
+// the first process was killed at.
+func (x *Exchange) Resumed(out *trajectories.Trajectory) (*trajectories.Trajectory, error) {
+	if out.Resume == nil && out.RunError != nil && out.RunError.Kind == "journal_damaged" {
+		return out, nil // resume refused the journal: nothing was resumed
+	}
+	if out.Resume == nil {
+		return nil, errors.New("the resumed trajectory has no resume field")
+	}
+	if x.killedAt != nil {
+		out.Resume.CrashPoint = trajectories.CrashPointName(x.killedAt.When, x.killedAt.Record, x.killedAt.Step)
+	}
+	return out, nil
+}
+
+// NewRunID returns an opaque run ID for the wire: "run." and 16 random
+// hex digits, unrelated to the scenario it stands for (and shaped like a
+// scenario ID, so the schemas that check IDs accept it).
+func NewRunID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return "run." + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,63 @@
+package protocol
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/polyloop/polyloop-conform/internal/journalfile"
+)
+
+// journalMatchesPoints holds the journal of an implementation that offers
+// journal-lines to the points it reported: one file in journal_dir, as
+// many whole records as the latest "after" point's seq, nothing torn (the
+// runner stopped the process at a point, between writes).
+func (x *Exchange) journalMatchesPoints(dir string) error {
+	if x.lastAfter == 0 {
+		return nil // stopped before the first write finished: nothing to hold
+	}
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	n, torn, err := journalfile.Records(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the journal: %w", err)
+	case torn || n != x.lastAfter:
+		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", n, map[bool]string{true: " and a torn one", false: ""}[torn], x.lastAfter)
+	}
+	return nil
+}
+
+// playJournal cuts or damages the journal of an implementation that
+// offers journal-lines, as the resume message would otherwise ask it to.
+func playJournal(dir string, tear bool, damage string) error {
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	if tear {
+		return journalfile.Tear(path)
+	}
+	return journalfile.Damage(path, damage)
+}
+
+// journalKept checks that a run that journals left its journal where the
+// runner said: a journal kept elsewhere (under the scenario's name, say)
+// passes a run and only fails a crash exploration, and the next holder,
+// given journal_dir, would find nothing (0002.D1, 0002.D3).
+func journalKept(dir string) error {
+	found := false
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if !found {
+		return fmt.Errorf("the run journals, but journal_dir %s holds no file after it: keep the step journal in the directory the run message names (docs/protocol.md, Crash and resume; 0002.D1)", dir)
+	}
+	return nil
+}
