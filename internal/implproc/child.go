@@ -140,6 +140,9 @@ func (ch *child) attach(tr *transcript) {
 }
 
 func (ch *child) exitStatus() string {
+	if ch.cmd == nil && ch.pid == 0 {
+		return "no process of its own: its pipe closed"
+	}
 	if ch.pid != 0 {
 		return "a child of the fork server, whose exit status the runner cannot see"
 	}
@@ -185,6 +188,10 @@ func (ch *child) Kill() {
 func (ch *child) kill() {
 	g := ch.group()
 	if g == 0 {
+		// No process of its own (served in process, over pipes): the
+		// end of its input ends it.
+		ch.stdin.Close()
+		ch.Drain()
 		return
 	}
 	syscall.Kill(-g, syscall.SIGKILL)
