@@ -81,6 +81,9 @@ type Env struct {
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
 	offered map[string]bool
+	// weights multiply the runner's measure per block type (Weigh); a
+	// type without one counts code points, as the default measure does.
+	weights map[string]int
 }
 
 // Call kinds in an Env's log.
@@ -122,6 +125,8 @@ type Call struct {
 	// measure refused the block (measure_unknown).
 	Block, Text string
 	Refused     bool
+	// Size is the runner's answer to a measure_call it did not refuse.
+	Size int
 }
 
 // logLocked appends a call to the log, with the process that made it and
@@ -160,18 +165,34 @@ func (u *Unmeasurable) Error() string {
 }
 
 // Measure is the runner's size measure for one block of a phase: Unicode
-// code points (the suite's measure, docs/protocol.md), or an
+// code points times the block type's weight (Weigh; 1 unless set), or an
 // *Unmeasurable for a type the request's measure_unknown lists.
 func (e *Env) Measure(phase int, block, text string) (int, error) {
 	runs := e.sc.Runs()
 	refused := phase >= 0 && phase < len(runs) && slices.Contains(runs[phase].MeasureUnknown, block)
+	size := 0
 	e.mu.Lock()
-	e.logLocked(Call{Kind: CallMeasure, Phase: phase, Block: block, Text: text, Refused: refused})
+	if !refused {
+		size = utf8.RuneCountInString(text) * max(1, e.weights[block])
+	}
+	e.logLocked(Call{Kind: CallMeasure, Phase: phase, Block: block, Text: text, Refused: refused, Size: size})
 	e.mu.Unlock()
 	if refused {
 		return 0, &Unmeasurable{Block: block}
 	}
-	return utf8.RuneCountInString(text), nil
+	return size, nil
+}
+
+// Weigh makes the runner's measure count each block type's code points
+// times its weight, so that its answers differ from the default measure's
+// and only a kernel that asks the runner for every block can report them
+// (over the protocol, with wire-measure). The engine holds each step's
+// context_size to the sum of the answers and judges it in the default
+// measure's units (engine.PlainSizes).
+func (e *Env) Weigh(weights map[string]int) {
+	e.mu.Lock()
+	e.weights = maps.Clone(weights)
+	e.mu.Unlock()
 }
 
 // Offer records that the runner plays a part in this run (the run message

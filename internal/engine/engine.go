@@ -181,7 +181,9 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCalls = snap.ModelCalls
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
-	res.Problems = append(Observed(sc, tr, claimed, snap), s.Judge(sc, tr)...)
+	res.Problems = Observed(sc, tr, claimed, snap)
+	PlainSizes(sc, tr, snap)
+	res.Problems = append(res.Problems, s.Judge(sc, tr)...)
 	res.Problems, res.NotJudged = dropUnclaimed(res.Problems, d.Capabilities())
 	res.Staged = sc.SelfStaged(env.Played())
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {

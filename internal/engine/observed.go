@@ -44,46 +44,109 @@ func ClaimedOf(tr *trajectories.Trajectory) Claimed {
 //     equal what was received;
 //   - while a process reports journal points, every handler and executor
 //     call comes after the journal point that wrote its step's intent
-//     (0002.D1: intent before action).
+//     (0002.D1: intent before action);
+//   - the events the runner's sink received are the trajectory's, each
+//     received when it happened (timing.go), and each step's context_size
+//     is the sum of the runner's measure for its blocks (sizes.go).
 func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claimed, rec fakes.Record) []Problem {
-	o := observer{sc: sc}
-	runs := sc.Runs()
-	phaseOf := func(name string) int {
-		if len(runs) == 1 {
-			return 0
-		}
-		for i, r := range runs {
-			if r.Name == name {
-				return i
-			}
-		}
-		return -1
-	}
-	type key struct{ phase, step int }
-	steps := map[key]*trajectories.Step{}
-	stepAt := map[*trajectories.Step]int{} // a step's position, for paths
+	o := newObserver(sc, tr, rec)
+	o.modelInputs()
+	o.assemblyRefusal()
+	o.unsettledModelCalls()
+	o.actions()
+	o.executeCounts()
+	o.events(tr, rec)
+	o.timing()
+	o.measures(tr, rec)
+	o.sizes()
+	o.claims(claimed)
+	return o.problems
+}
+
+// stepKey names a step by its phase's index and its number.
+type stepKey struct{ phase, step int }
+
+// observer is one trajectory held to one record of calls.
+type observer struct {
+	sc       *scenarios.Scenario
+	tr       *trajectories.Trajectory
+	rec      fakes.Record
+	runs     []scenarios.Request
+	problems []Problem
+	steps    map[stepKey]*trajectories.Step
+	stepAt   map[*trajectories.Step]int // a step's position, for paths
+	// lastModel is the last model call for each step; last is the step of
+	// the latest model call: where a stopped run stopped.
+	lastModel map[stepKey]*fakes.Call
+	last      stepKey
+	// stopped says the run stopped in a step (cancelled, a failed call, a
+	// journal write, an outcome resume cannot know): no settled step for it.
+	stopped bool
+	// mentioned holds the phases the trajectory reports: a phase it says
+	// nothing about ran in a process that died before the one that reports
+	// (a crash in a later phase), and its calls are not held to this account.
+	mentioned map[int]bool
+}
+
+func newObserver(sc *scenarios.Scenario, tr *trajectories.Trajectory, rec fakes.Record) *observer {
+	o := &observer{sc: sc, tr: tr, rec: rec, runs: sc.Runs(), steps: map[stepKey]*trajectories.Step{},
+		stepAt: map[*trajectories.Step]int{}, lastModel: map[stepKey]*fakes.Call{}, mentioned: map[int]bool{}}
 	for i := range tr.Steps {
 		s := &tr.Steps[i]
-		steps[key{phaseOf(s.Phase), s.Index}] = s
-		stepAt[s] = i
+		o.steps[o.keyOf(s)] = s
+		o.stepAt[s] = i
+		o.mentioned[o.phaseOf(s.Phase)] = true
 	}
-	lastModel := map[key]*fakes.Call{}
-	var last key // the step of the latest model call: where a stopped run stopped
 	for i := range rec.Log {
-		c := &rec.Log[i]
-		if c.Kind == fakes.CallModel {
-			lastModel[key{c.Phase, c.Step}] = c
-			last = key{c.Phase, c.Step}
+		if c := &rec.Log[i]; c.Kind == fakes.CallModel {
+			o.lastModel[stepKey{c.Phase, c.Step}] = c
+			o.last = stepKey{c.Phase, c.Step}
 		}
 	}
-	for i := range tr.Steps {
-		s := &tr.Steps[i]
-		k := key{phaseOf(s.Phase), s.Index}
+	o.stopped = tr.Interrupted != nil || tr.RunError != nil || (tr.End != nil && tr.End.Detail != nil)
+	for _, p := range tr.Phases {
+		o.mentioned[o.phaseOf(p.Name)] = true
+	}
+	if tr.Interrupted != nil {
+		o.mentioned[o.phaseOf(tr.Interrupted.Phase)] = true
+	}
+	if len(o.runs) == 1 {
+		o.mentioned[0] = true
+	}
+	return o
+}
+
+// phaseOf is the index of the phase a name names; 0 for a single request,
+// -1 for a name the scenario does not have.
+func (o *observer) phaseOf(name string) int {
+	if len(o.runs) == 1 {
+		return 0
+	}
+	for i, r := range o.runs {
+		if r.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *observer) keyOf(s *trajectories.Step) stepKey { return stepKey{o.phaseOf(s.Phase), s.Index} }
+
+// earlier reports whether a call belongs to a phase that ran in a process
+// before the one that reports and that the trajectory does not mention.
+func (o *observer) earlier(c *fakes.Call) bool {
+	return c.Kind != fakes.CallPoint && c.Process < o.rec.Process && !o.mentioned[c.Phase]
+}
+
+// modelInputs holds each step's model_input to the last model call for it.
+func (o *observer) modelInputs() {
+	for i := range o.tr.Steps {
+		s := &o.tr.Steps[i]
 		where := o.stepName(s)
-		c := lastModel[k]
+		c := o.lastModel[o.keyOf(s)]
 		if c == nil {
 			o.add(fmt.Sprintf("steps[%d].model_input", i), []string{"0010.D1"},
-				"%s: the trajectory reports a model input, but the implementation sent no model call for that step (model calls received: %s)", where, modelSteps(rec.Log))
+				"%s: the trajectory reports a model input, but the implementation sent no model call for that step (model calls received: %s)", where, modelSteps(o.rec.Log))
 			continue
 		}
 		if d := firstMessageDiff(s.ModelInput, c.Input); d != "" {
@@ -91,56 +154,47 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				"%s: the trajectory says the model was sent %s; the implementation sent %s (%s)", where, render(s.ModelInput), render(c.Input), d)
 		}
 	}
-	// A run that stopped in a step (cancelled, a failed call, a journal
-	// write, an outcome resume cannot know) has no settled step for it.
-	stopped := tr.Interrupted != nil || tr.RunError != nil || (tr.End != nil && tr.End.Detail != nil)
-	if tr.AssemblyError != nil {
-		if n := count(rec.Log, fakes.CallModel) + count(rec.Log, fakes.CallHandler) + count(rec.Log, fakes.CallExecute); n > 0 {
-			o.add("assembly_error", []string{"0006.D3", "0008.D2"},
-				"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", tr.AssemblyError.Kind, n)
-		}
+}
+
+// assemblyRefusal: a request refused at assembly made no call.
+func (o *observer) assemblyRefusal() {
+	if o.tr.AssemblyError == nil {
+		return
 	}
-	// A phase the trajectory says nothing about ran in a process that died
-	// before the one that reports (a crash in a later phase): its calls
-	// are not held to this account.
-	mentioned := map[int]bool{}
-	for _, s := range tr.Steps {
-		mentioned[phaseOf(s.Phase)] = true
+	log := o.rec.Log
+	if n := count(log, fakes.CallModel) + count(log, fakes.CallHandler) + count(log, fakes.CallExecute); n > 0 {
+		o.add("assembly_error", []string{"0006.D3", "0008.D2"},
+			"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", o.tr.AssemblyError.Kind, n)
 	}
-	for _, p := range tr.Phases {
-		mentioned[phaseOf(p.Name)] = true
-	}
-	if tr.Interrupted != nil {
-		mentioned[phaseOf(tr.Interrupted.Phase)] = true
-	}
-	if len(runs) == 1 {
-		mentioned[0] = true
-	}
-	earlier := func(c *fakes.Call) bool {
-		return c.Kind != fakes.CallPoint && c.Process < rec.Process && !mentioned[c.Phase]
-	}
-	reported := map[key]bool{}
-	for i := range rec.Log {
-		c := &rec.Log[i]
-		if c.Kind != fakes.CallModel || reported[key{c.Phase, c.Step}] || earlier(c) {
+}
+
+// unsettledModelCalls: no model call asks for a step the trajectory does
+// not have, unless the run stopped in it (0004.D3).
+func (o *observer) unsettledModelCalls() {
+	reported := map[stepKey]bool{}
+	for i := range o.rec.Log {
+		c := &o.rec.Log[i]
+		k := stepKey{c.Phase, c.Step}
+		if c.Kind != fakes.CallModel || reported[k] || o.earlier(c) || o.steps[k] != nil || o.tr.AssemblyError != nil {
 			continue
 		}
-		if steps[key{c.Phase, c.Step}] != nil || tr.AssemblyError != nil {
-			continue
-		}
-		if stopped && (key{c.Phase, c.Step}) == last {
+		if o.stopped && k == o.last {
 			continue // the step the run stopped in (cancelled, or its call failed)
 		}
-		reported[key{c.Phase, c.Step}] = true
+		reported[k] = true
 		o.add("steps", []string{"0004.D3"},
 			"the implementation sent a model call for %s, but the trajectory has no such step and does not say the run stopped there", o.callName(c.Phase, c.Step))
 	}
-	// Handler and executor calls belong to the step of the latest model
-	// call; intent-before-action is checked while points are reported.
+}
+
+// actions holds each handler and executor call to the action of its step
+// (the step of the latest model call), and, while points are reported,
+// to its intent having been journalled first (0002.D1).
+func (o *observer) actions() {
 	intent := map[int]bool{} // steps whose intent was written since the last model call
-	for i := range rec.Log {
-		c := &rec.Log[i]
-		if earlier(c) {
+	for i := range o.rec.Log {
+		c := &o.rec.Log[i]
+		if o.earlier(c) {
 			continue
 		}
 		switch c.Kind {
@@ -151,85 +205,89 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 				intent[c.Step] = true
 			}
 		case fakes.CallHandler, fakes.CallExecute:
-			what := "handler_call " + c.Tool
-			if c.Kind == fakes.CallExecute {
-				what = "execute_call"
-			}
-			if c.Points && !intent[c.Step] {
-				o.add("steps", []string{"0002.D1"},
-					"the implementation sent %s for %s before the journal point after its action_intent: the action ran before its intent was written", what, o.callName(c.Phase, c.Step))
-			}
-			s := steps[key{c.Phase, c.Step}]
-			if s == nil {
-				if !stopped {
-					o.add("steps", []string{"0003.D4"}, "the implementation sent %s for %s, but the trajectory has no such step", what, o.callName(c.Phase, c.Step))
-				}
-				continue
-			}
-			path := fmt.Sprintf("steps[%d].action", stepAt[s])
-			if c.Kind == fakes.CallHandler {
-				if s.Action.Kind != "tool_call" || s.Action.Tool != c.Tool {
-					o.add(path, []string{"0003.D4"}, "%s: the trajectory says the action was %s; the implementation called the handler of %q", o.stepName(s), actionText(&s.Action), c.Tool)
-				} else if a, b := argsText(s.Action.Arguments), argsText(c.Arguments); a != b && !(s.Action.Arguments == nil && b == "{}") {
-					o.add(path+".arguments", []string{"0003.D4", "0006.D6.no-coercion"}, "%s: the trajectory says %s was called with %s; its handler received %s", o.stepName(s), c.Tool, a, b)
-				}
-				continue
-			}
-			if got, want := actionText(c.Action), actionText(&s.Action); got != want {
-				o.add(path, []string{"0003.D4", "0008.D3"}, "%s: the trajectory says the action was %s; the implementation sent the project executor %s", o.stepName(s), want, got)
-			}
+			o.action(c, intent[c.Step])
 		}
 	}
-	// Every project-executor call is counted: one per executed step of a
-	// project phase, none for an output that is no action, and no second
-	// one unless the step is a SAFE replay (0002.D4, 0008.D3).
-	executes := map[key]int{}
-	for i := range rec.Log {
-		if c := &rec.Log[i]; c.Kind == fakes.CallExecute && !earlier(c) {
-			executes[key{c.Phase, c.Step}]++
+}
+
+func (o *observer) action(c *fakes.Call, intentWritten bool) {
+	what := "handler_call " + c.Tool
+	if c.Kind == fakes.CallExecute {
+		what = "execute_call"
+	}
+	if c.Points && !intentWritten {
+		o.add("steps", []string{"0002.D1"},
+			"the implementation sent %s for %s before the journal point after its action_intent: the action ran before its intent was written", what, o.callName(c.Phase, c.Step))
+	}
+	s := o.steps[stepKey{c.Phase, c.Step}]
+	if s == nil {
+		if !o.stopped {
+			o.add("steps", []string{"0003.D4"}, "the implementation sent %s for %s, but the trajectory has no such step", what, o.callName(c.Phase, c.Step))
+		}
+		return
+	}
+	path := fmt.Sprintf("steps[%d].action", o.stepAt[s])
+	if c.Kind == fakes.CallExecute {
+		if got, want := actionText(c.Action), actionText(&s.Action); got != want {
+			o.add(path, []string{"0003.D4", "0008.D3"}, "%s: the trajectory says the action was %s; the implementation sent the project executor %s", o.stepName(s), want, got)
+		}
+		return
+	}
+	if s.Action.Kind != "tool_call" || s.Action.Tool != c.Tool {
+		o.add(path, []string{"0003.D4"}, "%s: the trajectory says the action was %s; the implementation called the handler of %q", o.stepName(s), actionText(&s.Action), c.Tool)
+	} else if a, b := argsText(s.Action.Arguments), argsText(c.Arguments); a != b && !(s.Action.Arguments == nil && b == "{}") {
+		o.add(path+".arguments", []string{"0003.D4", "0006.D6.no-coercion"}, "%s: the trajectory says %s was called with %s; its handler received %s", o.stepName(s), c.Tool, a, b)
+	}
+}
+
+// executeCounts counts every project-executor call: one per executed step
+// of a project phase, none for an output that is no action, and no second
+// one unless the step is a SAFE replay (0002.D4, 0008.D3).
+func (o *observer) executeCounts() {
+	executes := map[stepKey]int{}
+	for i := range o.rec.Log {
+		if c := &o.rec.Log[i]; c.Kind == fakes.CallExecute && !o.earlier(c) {
+			executes[stepKey{c.Phase, c.Step}]++
 		}
 	}
 	for k, n := range executes {
-		s := steps[k]
+		s := o.steps[k]
 		switch {
 		case s == nil:
 			if n > 1 {
 				o.add("steps", []string{"0002.D4"}, "the implementation sent the project executor %d calls for %s, which the trajectory does not settle: an action runs once", n, o.callName(k.phase, k.step))
 			}
 		case s.Action.Kind == "none":
-			o.add(fmt.Sprintf("steps[%d].action", stepAt[s]), []string{"0003.D7", "0008.D3"}, "%s: the trajectory says the output was no action, yet the implementation sent the project executor %d call(s) for it", o.stepName(s), n)
+			o.add(fmt.Sprintf("steps[%d].action", o.stepAt[s]), []string{"0003.D7", "0008.D3"}, "%s: the trajectory says the output was no action, yet the implementation sent the project executor %d call(s) for it", o.stepName(s), n)
 		case n > 1 && !s.Replayed:
-			o.add(fmt.Sprintf("steps[%d].action", stepAt[s]), []string{"0002.D4", "0008.D3"}, "%s: the implementation sent the project executor %d calls for one action that is not a replayed SAFE step: an action runs once", o.stepName(s), n)
+			o.add(fmt.Sprintf("steps[%d].action", o.stepAt[s]), []string{"0002.D4", "0008.D3"}, "%s: the implementation sent the project executor %d calls for one action that is not a replayed SAFE step: an action runs once", o.stepName(s), n)
 		}
 	}
-	for i := range tr.Steps {
-		s := &tr.Steps[i]
-		ph := phaseOf(s.Phase)
-		if ph < 0 || ph >= len(runs) || runs[ph].Executor != "project" || s.Action.Kind == "none" || s.Outcome.Status == "NOT_EXECUTED" {
+	for i := range o.tr.Steps {
+		s := &o.tr.Steps[i]
+		ph := o.phaseOf(s.Phase)
+		if ph < 0 || ph >= len(o.runs) || o.runs[ph].Executor != "project" || s.Action.Kind == "none" || s.Outcome.Status == "NOT_EXECUTED" {
 			continue
 		}
-		if executes[key{ph, s.Index}] == 0 {
+		if executes[stepKey{ph, s.Index}] == 0 {
 			o.add(fmt.Sprintf("steps[%d].outcome", i), []string{"0008.D3"}, "%s: the trajectory reports the action %s, but no execute_call for it reached the project executor", o.stepName(s), strings.ToLower(s.Outcome.Status))
 		}
 	}
-	o.events(tr, rec)
-	o.measures(tr, rec)
+}
+
+// claims holds handler_calls and model_calls, when the implementation
+// filled them, to what the runner received.
+func (o *observer) claims(claimed Claimed) {
 	if len(claimed.HandlerCalls) > 0 {
 		a, _ := jsontext.Marshal(claimed.HandlerCalls)
-		b, _ := jsontext.Marshal(append([]trajectories.HandlerCall{}, rec.HandlerCalls...))
+		b, _ := jsontext.Marshal(append([]trajectories.HandlerCall{}, o.rec.HandlerCalls...))
 		if string(a) != string(b) {
 			o.add("handler_calls", []string{"0008.D3"}, "the trajectory says the handlers were called %s; the runner's handlers received %s", a, b)
 		}
 	}
-	if claimed.ModelCalls != 0 && claimed.ModelCalls != rec.ModelCalls {
-		o.add("model_calls", []string{"0003.D3"}, "the trajectory says %d model call(s); the runner received %d", claimed.ModelCalls, rec.ModelCalls)
+	if claimed.ModelCalls != 0 && claimed.ModelCalls != o.rec.ModelCalls {
+		o.add("model_calls", []string{"0003.D3"}, "the trajectory says %d model call(s); the runner received %d", claimed.ModelCalls, o.rec.ModelCalls)
 	}
-	return o.problems
-}
-
-type observer struct {
-	sc       *scenarios.Scenario
-	problems []Problem
 }
 
 func (o *observer) add(path string, decisions []string, format string, args ...any) {
@@ -246,9 +304,8 @@ func (o *observer) stepName(s *trajectories.Step) string {
 }
 
 func (o *observer) callName(phase, step int) string {
-	runs := o.sc.Runs()
-	if len(runs) > 1 && phase >= 0 && phase < len(runs) {
-		return fmt.Sprintf("step %d of phase %s", step, runs[phase].Name)
+	if len(o.runs) > 1 && phase >= 0 && phase < len(o.runs) {
+		return fmt.Sprintf("step %d of phase %s", step, o.runs[phase].Name)
 	}
 	return fmt.Sprintf("step %d", step)
 }

@@ -109,6 +109,7 @@ func (x *Exchange) playParts() {
 	}
 	if x.offers(WireMeasure) {
 		x.env.Offer(scenarios.PartMeasure)
+		x.env.Weigh(measureWeights)
 		run.WireMeasure = true
 		for i := range run.Spec.Requests {
 			run.Spec.Requests[i].MeasureUnknown = nil
