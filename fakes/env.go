@@ -75,8 +75,10 @@ type Env struct {
 	// the calls: 0 for the first, one more for each resume.
 	process int
 	// journalPlayed is set when the runner itself cut or damaged the
-	// journal before a resume (journal-lines).
-	journalPlayed bool
+	// journal before a resume (journal-lines); journalOpaque when the
+	// implementation kept a journal the runner cannot read (no
+	// journal-lines).
+	journalPlayed, journalOpaque bool
 	// offered holds the parts the runner offered to play in this run
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
@@ -213,6 +215,15 @@ func (e *Env) Offer(part string) {
 func (e *Env) JournalPlayed() {
 	e.mu.Lock()
 	e.journalPlayed = true
+	e.mu.Unlock()
+}
+
+// JournalOpaque records that the implementation keeps its journal in a
+// format of its own (it does not offer journal-lines): what the journal
+// holds is then its word alone.
+func (e *Env) JournalOpaque() {
+	e.mu.Lock()
+	e.journalOpaque = true
 	e.mu.Unlock()
 }
 
@@ -503,6 +514,9 @@ type Record struct {
 	Process int
 	// Offered holds the parts the runner offered to play (Env.Offer).
 	Offered map[string]bool
+	// JournalOpaque: the implementation journalled in a format the runner
+	// cannot read (Env.JournalOpaque).
+	JournalOpaque bool
 }
 
 // Snapshot returns what happened so far.
@@ -518,6 +532,7 @@ func (e *Env) Snapshot() Record {
 		Log:                append([]Call(nil), e.log...),
 		Process:            e.process,
 		Offered:            maps.Clone(e.offered),
+		JournalOpaque:      e.journalOpaque,
 	}
 }
 

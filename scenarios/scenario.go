@@ -419,41 +419,10 @@ type ExpectEvent struct {
 	Replayed *bool `yaml:"replayed,omitempty" json:"replayed,omitempty"`
 }
 
-// Staged parts of a scenario's faults, by who can play them.
+// Parts of a scenario's faults the runner can play itself (over the
+// protocol, with an option; engine.Evidence names who played what).
 const (
 	PartSink    = "sink"    // the failing audit sink (wire-sink)
 	PartMeasure = "measure" // the size measure's refusal (wire-measure)
 	PartJournal = "journal" // the cut or damage of the journal (journal-lines)
-	PartWrite   = "write"   // the failing journal write (no option plays it)
 )
-
-// SelfStaged lists the parts of the scenario an implementation stages
-// itself unless the runner plays them: a failing audit sink and the count
-// of its failures, a size measure that refuses a block, the torn or
-// damaged journal record, a journal write that fails. played names the
-// parts the runner played in this run (PartSink, …); a verdict on a
-// scenario with a part left over rests on the implementation's own word
-// for it (docs/protocol.md, "Evidence"). Empty means everything the
-// verdict needs crossed the wire or lay in files the runner read.
-func (s *Scenario) SelfStaged(played map[string]bool) []string {
-	var out []string
-	if s.Faults.Sink != "" && !played[PartSink] {
-		out = append(out, "faults.sink (the failing audit sink and event_sink_failures)")
-	}
-	for _, r := range s.Runs() {
-		if len(r.MeasureUnknown) > 0 && !played[PartMeasure] {
-			out = append(out, "measure_unknown (the size measure's refusal)")
-			break
-		}
-	}
-	if s.Faults.TornTail && !played[PartJournal] {
-		out = append(out, "tear_tail (the cut of the journal's last record)")
-	}
-	if s.Faults.JournalError != nil && !played[PartWrite] {
-		out = append(out, "faults.journal_error (the failing journal write)")
-	}
-	if s.Faults.JournalDamage != "" && !played[PartJournal] {
-		out = append(out, "journal_damage (the damage to the journal)")
-	}
-	return out
-}

@@ -165,7 +165,8 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	repeat := fs.Int("repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
 	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run")
-	require := fs.String("require", "", "`observed`: fail a pass that rests on the implementation's own word for a fault it staged (the report's evidence column)")
+	var evidence evidenceFlags
+	evidence.register(fs)
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
 	if err := fs.Parse(args); err != nil {
@@ -187,8 +188,8 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if *timeout <= 0 {
 		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
 	}
-	if *require != "" && *require != string(report.Observed) {
-		return setupError(s, fmt.Errorf("--require %q: the one requirement is observed", *require))
+	if err := evidence.check(); err != nil {
+		return setupError(s, err)
 	}
 	if *repeat < 1 {
 		return setupError(s, fmt.Errorf("--repeat %d: run each scenario at least once", *repeat))
@@ -265,9 +266,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if c, ok := driver.(interface{ Problems() []string }); ok {
 		rep.Errors = append(rep.Errors, c.Problems()...)
 	}
-	if *require == string(report.Observed) {
-		report.RequireObserved(rep)
-	}
+	evidence.apply(rep, driver.Capabilities())
 	report.ApplyKnownFailing(rep, kf, ids(all))
 	if len(driver.Capabilities()) == 0 {
 		rep.Errors = append(rep.Errors, "the implementation claims no capability (its hello's capabilities list is empty), so no scenario can test it; claim what it implements (docs/protocol.md, Handshake)")

@@ -58,9 +58,12 @@ type Result struct {
 	// events of an implementation without events, …).
 	NotJudged []string
 	// Staged lists the parts of the scenario's faults the implementation
-	// staged itself, the runner not playing them (Scenario.SelfStaged):
-	// the verdict takes the implementation's word for those.
+	// staged itself, the runner not playing them (Evidence): the verdict
+	// takes the implementation's word for those.
 	Staged []string
+	// Trusted lists what no runner can observe in this scenario (Evidence):
+	// the verdict takes it on trust, whatever the implementation offers.
+	Trusted []string
 }
 
 // Passed reports whether the scenario ran and nothing was wrong.
@@ -185,7 +188,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	PlainSizes(sc, tr, snap)
 	res.Problems = append(res.Problems, s.Judge(sc, tr)...)
 	res.Problems, res.NotJudged = dropUnclaimed(res.Problems, d.Capabilities())
-	res.Staged = sc.SelfStaged(env.Played())
+	res.Staged, res.Trusted = Evidence(sc, env.Played(), snap)
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {
 		res.ExpectOnly = true
 	}

@@ -83,6 +83,9 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 		}
 		x.tmp = dir
 		run.JournalDir = filepath.Join(dir, "run")
+		if !x.offers(JournalLines) {
+			env.JournalOpaque() // what it holds is the implementation's word
+		}
 		// A crash kills the process at a point; a journal write fault or
 		// a next holder kills nothing, but the points show whether each
 		// action's intent was written before the action ran (0002.D1),

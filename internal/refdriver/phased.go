@@ -61,6 +61,7 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 				return nil, err
 			}
 		}
+		sr.journalPlayed()
 		sr.restarted()
 		tr, err := sr.phases(ctx, dir, target, true, func(int) journal.Hook { return nil }, len(sc.Phases)-1)
 		if err == nil && tr.Resume != nil {

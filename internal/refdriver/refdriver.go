@@ -61,6 +61,10 @@ type Options struct {
 	// Measure, when set, is the requests' size measure, played by the
 	// runner, which refuses measure_unknown's block types itself.
 	Measure func(phase int, block, text string) (int, error)
+	// JournalPlayed, when set, is told that the driver, not the kernel, cut
+	// or damaged the journal before a resume (in process, the runner's
+	// part; serve-reference leaves it unset: there the kernel's side does).
+	JournalPlayed func()
 	// Restarted, when set, is told when a resume starts, in process as if
 	// in a new process: the runner's record of the calls starts afresh.
 	Restarted func()
@@ -356,6 +360,7 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 			return nil, nil, err
 		}
 	}
+	sr.journalPlayed()
 	*rec = &events.Recorder{}
 	opts.Sinks = sr.sinks(*rec, 0)
 	sr.restarted()
@@ -366,6 +371,14 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	info := wireResume(res.Resume)
 	info.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
 	return res, info, nil
+}
+
+// journalPlayed tells the runner that the driver cut or damaged the
+// journal, if the scenario asked for either.
+func (sr scenarioRun) journalPlayed() {
+	if (sr.sc.Faults.TornTail || sr.sc.Faults.JournalDamage != "") && sr.o.JournalPlayed != nil {
+		sr.o.JournalPlayed()
+	}
 }
 
 // journaled runs (or resumes) the single request of sc with a journal in

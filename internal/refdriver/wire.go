@@ -130,6 +130,7 @@ func (d Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env)
 	if !d.Staged {
 		o.Sink = func(phase int, e trajectories.Event) string { return env.Emit(phase, e) }
 		o.Measure = env.Measure
+		o.JournalPlayed = env.JournalPlayed
 		env.Offer(scenarios.PartSink)
 		env.Offer(scenarios.PartMeasure)
 	}

@@ -103,6 +103,9 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		if row.EvidenceNote != "" {
 			props = append(props, junitProp{"evidence_note", row.EvidenceNote})
 		}
+		for _, t := range row.TakenOnTrust {
+			props = append(props, junitProp{"taken_on_trust", t})
+		}
 		c.Properties = &junitProps{List: props}
 		var body []string
 		if row.Note != "" {

@@ -34,6 +34,7 @@ func Merge(reports []*Report) (*Report, error) {
 		impl := stripShard(r.Implementation)
 		if i == 0 {
 			out.SuiteVersion, out.Implementation, out.Rerun, out.Selection = r.SuiteVersion, impl, r.Rerun, r.Selection
+			out.Claimed, out.Require = r.Claimed, r.Require
 		} else {
 			for _, d := range []struct{ what, this, first string }{
 				{"of implementation", impl, out.Implementation},

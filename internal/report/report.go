@@ -66,6 +66,10 @@ type Row struct {
 	// staged itself, named in EvidenceNote). Skipped rows have none.
 	Evidence     Evidence `json:"evidence,omitempty"`
 	EvidenceNote string   `json:"evidence_note,omitempty"`
+	// TakenOnTrust names what no runner can observe in this scenario
+	// (engine.Evidence): the verdict takes it on trust, and --require
+	// observed does not fail it.
+	TakenOnTrust []string `json:"taken_on_trust,omitempty"`
 	// ExpectOnly marks a scenario without a golden, judged by its expect
 	// block alone.
 	ExpectOnly bool `json:"expect_only,omitempty"`
@@ -83,6 +87,9 @@ type Evidence string
 const (
 	Observed     Evidence = "observed"
 	SelfReported Evidence = "self-reported"
+	// Trusted is a verdict whose every part the runner observed but one
+	// that no runner can observe (Row.TakenOnTrust).
+	Trusted Evidence = "trusted"
 )
 
 // Family is the row's scenario family (scenarios.Family).
@@ -116,9 +123,24 @@ type Report struct {
 	// NotJudged maps each capability the implementation does not claim to
 	// the fields that are therefore judged in no scenario.
 	NotJudged map[string]string `json:"not_judged,omitempty"`
+	// Claimed is what the implementation's hello claimed: the
+	// capabilities and the protocol options, so a CI gate can see (and
+	// run --capabilities can require) what a green covers.
+	Claimed *Claimed `json:"claimed,omitempty"`
+	// Require is the evidence the run required of every pass ("observed",
+	// run's default, or "none").
+	Require string `json:"require,omitempty"`
 	// Decisions maps decision IDs to what they say, so a reader sees each
 	// one without the design docs at hand.
 	Decisions map[string]Decision `json:"decisions,omitempty"`
+}
+
+// Claimed is an implementation's hello, split: the capabilities that
+// select scenarios, and the protocol options that let the runner play a
+// part of a fault (docs/protocol.md, Handshake).
+type Claimed struct {
+	Capabilities []string `json:"capabilities"`
+	Options      []string `json:"protocol_options,omitempty"`
 }
 
 // Decision is a decision record's title and text.
@@ -145,6 +167,10 @@ func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
 		row.Verdict = Pass
 	}
 	row.Evidence = Observed
+	if row.TakenOnTrust = res.Trusted; len(row.TakenOnTrust) > 0 {
+		row.Evidence = Trusted
+		row.EvidenceNote = "no runner can observe " + strings.Join(row.TakenOnTrust, ", ") + "; the verdict takes it on trust"
+	}
 	if staged := res.Staged; len(staged) > 0 {
 		row.Evidence = SelfReported
 		row.EvidenceNote = "the implementation stages " + strings.Join(staged, ", ") + " itself; the verdict takes its word for that part"
@@ -166,6 +192,9 @@ type Counts struct {
 	// many on the implementation's own word for a part it staged.
 	PassedObserved     int `json:"passed_observed"`
 	PassedSelfReported int `json:"passed_self_reported"`
+	// PassedTrusted counts the passes that take on trust what no runner
+	// can observe (Row.TakenOnTrust); they are not counted as observed.
+	PassedTrusted int `json:"passed_trusted,omitempty"`
 	// ExpectOnly counts scenarios judged by their expect block alone.
 	ExpectOnly int `json:"expect_only,omitempty"`
 }
@@ -194,6 +223,8 @@ func (r *Report) Counts() Counts {
 			switch row.Evidence {
 			case SelfReported:
 				c.PassedSelfReported++
+			case Trusted:
+				c.PassedTrusted++
 			default:
 				c.PassedObserved++
 			}
@@ -245,8 +276,13 @@ func RequireObserved(r *Report) {
 func (r *Report) Summary() string {
 	c := r.Counts()
 	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known failing", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
-	if c.PassedSelfReported > 0 {
+	switch {
+	case c.PassedSelfReported > 0 && c.PassedTrusted > 0:
+		s += fmt.Sprintf(" (of the passes: %d observed, %d taken on trust, %d self-reported)", c.PassedObserved, c.PassedTrusted, c.PassedSelfReported)
+	case c.PassedSelfReported > 0:
 		s += fmt.Sprintf(" (of the passes: %d observed, %d self-reported)", c.PassedObserved, c.PassedSelfReported)
+	case c.PassedTrusted > 0:
+		s += fmt.Sprintf(" (of the passes: %d observed, %d taken on trust)", c.PassedObserved, c.PassedTrusted)
 	}
 	switch n := len(r.Errors); {
 	case n == 1:

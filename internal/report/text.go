@@ -133,9 +133,15 @@ func writeNotJudged(w io.Writer, notJudged map[string]string, rows []Row) {
 // report sees what it does not prove.
 func writeEvidence(w io.Writer, rows []Row) {
 	var self, expectOnly []string
+	trusted := map[string][]string{} // what is taken on trust -> scenarios
 	for _, row := range rows {
 		if row.Verdict == Pass && row.Evidence == SelfReported {
 			self = append(self, row.Scenario)
+		}
+		if row.Verdict == Pass {
+			for _, t := range row.TakenOnTrust {
+				trusted[t] = append(trusted[t], row.Scenario)
+			}
 		}
 		if row.ExpectOnly && row.Verdict != Skip {
 			expectOnly = append(expectOnly, row.Scenario)
@@ -143,6 +149,12 @@ func writeEvidence(w io.Writer, rows []Row) {
 	}
 	if len(self) > 0 {
 		fmt.Fprintf(w, "\nSelf-reported passes (the implementation staged a fault itself; --require observed fails them): %d\n  %s\n", len(self), strings.Join(self, ", "))
+	}
+	if len(trusted) > 0 {
+		fmt.Fprintln(w, "\nTaken on trust (no runner can observe it; --require observed does not fail it; docs/limits.md):")
+		for _, what := range slices.Sorted(maps.Keys(trusted)) {
+			fmt.Fprintf(w, "  %s: %d\n    %s\n", what, len(trusted[what]), strings.Join(trusted[what], ", "))
+		}
 	}
 	if len(expectOnly) > 0 {
 		fmt.Fprintf(w, "\nJudged by expect alone (no golden): %d\n  %s\n", len(expectOnly), strings.Join(expectOnly, ", "))

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRun_wireLiars: serve-reference, with every protocol option, behind
+// a proxy that keeps every message's content and changes when it reaches
+// the runner or who measured (testdata/liars/wire_liar.py). Each passed on
+// the runner that compared events by content and order and took
+// context_size from the implementation; each now fails with one sentence
+// naming its decision.
+func TestRun_wireLiars(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	for _, tc := range []struct {
+		mode, scenarios, want string
+	}{
+		{"events-buffered", "outcome.normal-return", "before its audit sink received run_started (or run_resumed): events reach the sinks when they happen, not buffered to the end of the run (observed)"},
+		{"settles-early", "resume.completed-steps-not-rerun", "the audit sink received the tool_call event of step 1 before the journal point after its action_result: a settlement event reports a result the journal already holds (observed)"},
+		{"sizes-itself", "context.size-per-block", "of the model input was never measured by the runner's size measure before the model call; with wire_measure every block of every model input is measured by the runner (observed)"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " " + tc.mode
+			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s")
+			if code != ExitFail || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitFail, tc.want, out, errs)
+			}
+		})
+	}
+}
+
+// TestRun_capabilitiesPinned: the next release of a kernel stops claiming
+// context-assembly and events. Its scenarios are skipped and the rest
+// pass, so without --capabilities the gate stays green; with it, the run
+// fails naming what is missing, and the JSON report lists what was claimed.
+func TestRun_capabilitiesPinned(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " drops-capabilities"
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*", "--capabilities", "json-actions,context-assembly,events,wire-sink", "--format", "json", "--out", out)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, text, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Errors  []string `json:"errors"`
+		Require string   `json:"require"`
+		Claimed struct {
+			Capabilities []string `json:"capabilities"`
+			Options      []string `json:"protocol_options"`
+		} `json:"claimed"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(rep.Errors, "\n"), "the implementation does not claim context-assembly, events, which --capabilities expects") {
+		t.Errorf("errors %q do not name the missing capabilities", rep.Errors)
+	}
+	if strings.Join(rep.Claimed.Capabilities, ",") != "json-actions,code-actions,resume,cancellation,project-executor" ||
+		!strings.Contains(strings.Join(rep.Claimed.Options, ","), "wire-sink") || rep.Require != "observed" {
+		t.Errorf("the report's claim is %+v, require %q", rep.Claimed, rep.Require)
+	}
+	// The same release without the pin: green, which is the lie.
+	if code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*"); code != ExitOK {
+		t.Errorf("without --capabilities: exit %d\n%s\n%s", code, text, errs)
+	}
+	if code, _, errs := run(t, "run", "--capabilities", "json-actions,telepathy"); code != ExitSetup || !strings.Contains(errs, `"telepathy" is no capability`) {
+		t.Errorf("an unknown capability: exit %d\n%s", code, errs)
+	}
+}
