@@ -35,6 +35,24 @@ func TestRun_wireLiars(t *testing.T) {
 	}
 }
 
+// TestRun_hiddenEnd: a kernel without journal-lines journals an end for a
+// cancelled run where it does not read it back. Nothing on the wire shows
+// it, so the pass is self-reported, and run fails it unless the team opts
+// out with --require none.
+func TestRun_hiddenEnd(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " hides-end"
+	code, out, errs := run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s")
+	if code != ExitFail || !strings.Contains(out, "evidence: self-reported — the implementation stages what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)") {
+		t.Errorf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
+	}
+	code, out, errs = run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s", "--require", "none")
+	if code != ExitOK || !strings.Contains(out, "Self-reported passes") {
+		t.Errorf("--require none: exit %d, want %d\n%s\n%s", code, ExitOK, out, errs)
+	}
+}
+
 // TestRun_capabilitiesPinned: the next release of a kernel stops claiming
 // context-assembly and events. Its scenarios are skipped and the rest
 // pass, so without --capabilities the gate stays green; with it, the run

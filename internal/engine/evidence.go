@@ -42,7 +42,7 @@ func Evidence(sc *scenarios.Scenario, played map[string]bool, rec fakes.Record) 
 	interruption, _ := sc.Faults.Interruption()
 	stops := interruption != nil || sc.Faults.ModelFailure != nil
 	if stops && sc.Faults.Resume && rec.JournalOpaque {
-		staged = append(staged, "the journal of the stopped run (that it holds no end; the runner reads it with journal-lines)")
+		staged = append(staged, "what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)")
 	}
 	if sc.Faults.JournalError != nil {
 		trusted = append(trusted, "faults.journal_error (the failing journal write: the file system is the implementation's)")

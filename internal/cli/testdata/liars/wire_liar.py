@@ -19,6 +19,10 @@ MODE is one of:
                      kernel sizes every block with its own code points.
   drops-capabilities the next release: the same kernel, whose hello no
                      longer claims context-assembly and events.
+  hides-end          a kernel that keeps its journal in a format of its own
+                     (no journal-lines) and journals an end for a cancelled
+                     run beside the records it reads back: the trajectory
+                     says the run did not end; only the journal says it did.
 """
 import json
 import os
@@ -31,6 +35,7 @@ child = subprocess.Popen([os.environ["POLYLOOP_REF"], "serve-reference"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 lock = threading.Lock()
 SWALLOW = set()  # runner answers to calls the proxy already answered itself
+JOURNAL = [None]  # the journal_dir of the latest run
 BLOCKS = ("run_fragment", "injection", "goal_fragment", "model_output", "observation")
 probe_call = [3000000]
 
@@ -52,6 +57,8 @@ def pump_in():
         if m.get("call") in SWALLOW and m["type"] in ("event_result", "continue", "measure_result"):
             SWALLOW.discard(m["call"])
             continue
+        if m["type"] == "run":
+            JOURNAL[0] = m.get("journal_dir")
         if MODE == "sizes-itself" and m["type"] in ("run", "resume") and m.get("wire_measure"):
             del m["wire_measure"]
             for block in BLOCKS:
@@ -73,6 +80,13 @@ for raw in child.stdout:
     if MODE == "drops-capabilities" and kind == "hello":
         m["capabilities"] = [c for c in m["capabilities"] if c not in ("context-assembly", "events")]
         out(json.dumps(m, ensure_ascii=False))
+    elif MODE == "hides-end" and kind == "hello":
+        m["capabilities"] = [c for c in m["capabilities"] if c != "journal-lines"]
+        out(json.dumps(m, ensure_ascii=False))
+    elif MODE == "hides-end" and kind == "result" and m["trajectory"].get("interrupted") and JOURNAL[0]:
+        with open(os.path.join(JOURNAL[0], "run_end"), "w") as f:
+            f.write('{"type":"run_end","reason":"cancelled"}\n')
+        out(line)
     elif MODE == "events-buffered" and kind == "event":
         held.append(line)
         SWALLOW.add(m["call"])
