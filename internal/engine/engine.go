@@ -184,9 +184,9 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	tr.ModelCalls = snap.ModelCalls
 	tr.ModelCallsReleased = snap.ModelCallsReleased
 	res.Trajectory = tr
-	res.Problems = Observed(sc, tr, claimed, snap)
-	PlainSizes(sc, tr, snap)
-	res.Problems = append(res.Problems, s.Judge(sc, tr)...)
+	o := observe(sc, tr, claimed, snap)
+	o.plainSizes()
+	res.Problems = append(o.problems, s.Judge(sc, tr)...)
 	res.Problems, res.NotJudged = dropUnclaimed(res.Problems, d.Capabilities())
 	res.Staged, res.Trusted = Evidence(sc, env.Played(), snap)
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {

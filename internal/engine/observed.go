@@ -49,6 +49,11 @@ func ClaimedOf(tr *trajectories.Trajectory) Claimed {
 //     received when it happened (timing.go), and each step's context_size
 //     is the sum of the runner's measure for its blocks (sizes.go).
 func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claimed, rec fakes.Record) []Problem {
+	return observe(sc, tr, claimed, rec).problems
+}
+
+// observe is Observed, keeping the observer for PlainSizes.
+func observe(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claimed, rec fakes.Record) *observer {
 	o := newObserver(sc, tr, rec)
 	o.modelInputs()
 	o.assemblyRefusal()
@@ -60,7 +65,7 @@ func Observed(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claim
 	o.measures(tr, rec)
 	o.sizes()
 	o.claims(claimed)
-	return o.problems
+	return o
 }
 
 // stepKey names a step by its phase's index and its number.
@@ -82,6 +87,8 @@ type observer struct {
 	// stopped says the run stopped in a step (cancelled, a failed call, a
 	// journal write, an outcome resume cannot know): no settled step for it.
 	stopped bool
+	// sized is stepSizes, once computed.
+	sized map[stepKey]stepSize
 	// mentioned holds the phases the trajectory reports: a phase it says
 	// nothing about ran in a process that died before the one that reports
 	// (a crash in a later phase), and its calls are not held to this account.

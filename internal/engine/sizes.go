@@ -32,8 +32,8 @@ type measureKey struct {
 // process may size the blocks of its journal anew or keep their sizes).
 // It returns nil when the runner measured nothing.
 func (o *observer) stepSizes() map[stepKey]stepSize {
-	if !o.played(fakes.CallMeasure) {
-		return nil
+	if o.sized != nil || !o.played(fakes.CallMeasure) {
+		return o.sized
 	}
 	answers := map[measureKey]int{} // -1: refused
 	out := map[stepKey]stepSize{}
@@ -54,6 +54,7 @@ func (o *observer) stepSizes() map[stepKey]stepSize {
 			out[k] = sizeOf(c, blockTypesOf(o.sc.Definition, o.runs[c.Phase], c.Input), answers)
 		}
 	}
+	o.sized = out
 	return out
 }
 
@@ -159,10 +160,13 @@ func (o *observer) sizes() {
 // be judged as sent. In process the runner's measure counts code points,
 // so nothing changes.
 func PlainSizes(sc *scenarios.Scenario, tr *trajectories.Trajectory, rec fakes.Record) {
-	o := newObserver(sc, tr, rec)
+	newObserver(sc, tr, rec).plainSizes()
+}
+
+func (o *observer) plainSizes() {
 	sizes := o.stepSizes()
-	for i := range tr.Steps {
-		s := &tr.Steps[i]
+	for i := range o.tr.Steps {
+		s := &o.tr.Steps[i]
 		if sz, ok := sizes[o.keyOf(s)]; ok && !sz.refused && sz.missing == "" && sz.answered == s.ContextSize {
 			s.ContextSize = sz.plain
 		}

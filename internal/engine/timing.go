@@ -70,7 +70,7 @@ func (t *timeline) breach(rule string, decisions []string, format string, args .
 
 func (t *timeline) model(c *fakes.Call) {
 	t.models[procStep{c.Process, c.Phase, c.Step}] = true
-	t.results[c.Process] = map[int]bool{}
+	clear(t.results[c.Process])
 	t.ended[c.Process] = false
 	if t.sinkPlayed && !t.opened[procPhase{c.Process, c.Phase}] {
 		t.breach("open", []string{"0011.D1.delivery", "0011.D2"},
