@@ -8,6 +8,8 @@ import (
 	"testing"
 )
 
+// The liars start an interpreter and a runner binary; on a loaded machine
+// their hello can take longer than the default 10 s.
 // TestRun_wireLiars: serve-reference, with every protocol option, behind
 // a proxy that keeps every message's content and changes when it reaches
 // the runner or who measured (testdata/liars/wire_liar.py). Each passed on
@@ -27,7 +29,7 @@ func TestRun_wireLiars(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
 			impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " " + tc.mode
-			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s")
+			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s", "--handshake-timeout", "60s")
 			if code != ExitFail || !strings.Contains(out, tc.want) {
 				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitFail, tc.want, out, errs)
 			}
@@ -43,11 +45,11 @@ func TestRun_hiddenEnd(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
 	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " hides-end"
-	code, out, errs := run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s")
+	code, out, errs := run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s", "--handshake-timeout", "60s")
 	if code != ExitFail || !strings.Contains(out, "evidence: self-reported — the implementation stages what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)") {
 		t.Errorf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
 	}
-	code, out, errs = run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s", "--require", "none")
+	code, out, errs = run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s", "--handshake-timeout", "60s", "--require", "none")
 	if code != ExitOK || !strings.Contains(out, "Self-reported passes") {
 		t.Errorf("--require none: exit %d, want %d\n%s\n%s", code, ExitOK, out, errs)
 	}
@@ -62,7 +64,7 @@ func TestRun_capabilitiesPinned(t *testing.T) {
 	selfImpl(t)
 	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " drops-capabilities"
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*", "--capabilities", "json-actions,context-assembly,events,wire-sink", "--format", "json", "--out", out)
+	code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*", "--capabilities", "json-actions,context-assembly,events,wire-sink", "--format", "json", "--out", out, "--handshake-timeout", "60s")
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, text, errs)
 	}
@@ -89,7 +91,7 @@ func TestRun_capabilitiesPinned(t *testing.T) {
 		t.Errorf("the report's claim is %+v, require %q", rep.Claimed, rep.Require)
 	}
 	// The same release without the pin: green, which is the lie.
-	if code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*"); code != ExitOK {
+	if code, text, errs := run(t, "run", "--impl", impl, "--run", "outcome.*,events.*", "--handshake-timeout", "60s"); code != ExitOK {
 		t.Errorf("without --capabilities: exit %d\n%s\n%s", code, text, errs)
 	}
 	if code, _, errs := run(t, "run", "--capabilities", "json-actions,telepathy"); code != ExitSetup || !strings.Contains(errs, `"telepathy" is no capability`) {
