@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-// The liars start an interpreter and a runner binary; on a loaded machine
-// their hello can take longer than the default 10 s.
 // TestRun_wireLiars: serve-reference, with every protocol option, behind
 // a proxy that keeps every message's content and changes when it reaches
 // the runner or who measured (testdata/liars/wire_liar.py). Each passed on
 // the runner that compared events by content and order and took
 // context_size from the implementation; each now fails with one sentence
-// naming its decision.
+// naming its decision. (The liars start an interpreter and a runner
+// binary; on a loaded machine their hello can take longer than the
+// default 10 s, hence --handshake-timeout in these tests.)
 func TestRun_wireLiars(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
