@@ -1,8 +1,10 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/polyloop/polyloop-conform/internal/journalfile"
@@ -60,4 +62,42 @@ func journalKept(dir string) error {
 		return fmt.Errorf("the run journals, but journal_dir %s holds no file after it: keep the step journal in the directory the run message names (docs/protocol.md, Crash and resume; 0002.D1)", dir)
 	}
 	return nil
+}
+
+// transplant moves the journal of a run that stopped to a new journal_dir
+// before the next process resumes it, so that resume has to read the
+// journal it is given: a kernel that keeps its real journal elsewhere,
+// keyed by the journal_dir path or the run ID, finds nothing there
+// (0002.D1, 0002.D3). handover, when set, fills the new directory instead
+// (crash exploration hands over a journal with a torn record, or the
+// state a power cut leaves). It returns the new journal_dir.
+func transplant(killed string, handover func(killed, next string) error) (string, error) {
+	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+	if err != nil {
+		return "", err
+	}
+	next := filepath.Join(root, "run")
+	if handover == nil {
+		err = os.Rename(killed, next)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil // killed before the first write: nothing to move
+		}
+	} else {
+		err = handover(killed, next)
+	}
+	if err != nil {
+		os.RemoveAll(root)
+		return "", fmt.Errorf("hand the journal over to the resuming process: %w", err)
+	}
+	return next, nil
+}
+
+// appendTorn leaves half of record after the last whole record of the
+// journal in dir.
+func appendTorn(dir string, record []byte) error {
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	return journalfile.AppendTorn(path, record)
 }
