@@ -45,6 +45,12 @@ func TestExplore_journalLiars(t *testing.T) {
 		// Refuses every torn tail but one whose record it saw written
 		// whole: the runner now tears a record no process completed.
 		{"shadow-repair", []string{"run", "--run", "resume.torn-tail"}, []string{"FAIL resume.torn-tail", "journal_damaged", "0002.D5"}},
+		// Deletes phase i's journal when phase i+1 starts: every phase's
+		// journal is held to its points whenever a process stops.
+		{"phase-delete", []string{"run", "--run", "resume.crash-in-second-phase"}, []string{"phase 0: journal_dir", "holds no file", "0003.D1"}},
+		// Forgets an unfinished NEVER intent when it resumes a later
+		// phase: the mail goes out twice.
+		{"phase-replay", []string{"run", "--run", "resume.never-in-second-phase"}, []string{"FAIL resume.never-in-second-phase", "resume_outcome_unknown", "0002.D4"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()

@@ -66,9 +66,10 @@ type Exchange struct {
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
 	onPoint   func(Point) // sees every journal point passed, if set
-	// lastAfter is the seq of the latest "after" journal point: how many
-	// records the journal holds once the process stops at a point.
-	lastAfter int
+	// lastAfter is, per phase, the seq of the latest "after" journal
+	// point: how many records that phase's journal holds once the process
+	// stops at a point.
+	lastAfter map[int]int
 	// cancelSent is set once the runner cancelled this process's run.
 	cancelSent bool
 
@@ -89,7 +90,7 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
 	run.Spec.Scenario = runID
 	x := &Exchange{ctx: ctx, wait: wait, env: env, sc: sc, caps: caps, run: run, id: runID, phases: len(run.Spec.Requests),
-		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover}
+		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, lastAfter: map[int]int{}}
 	x.playParts()
 	explore := o.CrashAt != nil || o.Points
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
@@ -184,8 +185,8 @@ func (x *Exchange) Run(p Peer) (*trajectories.Trajectory, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.offers(JournalLines) && x.run.ReportJournalPoints && x.sc.Faults.JournalError == nil && x.sc.Request != nil {
-		if err := x.journalMatchesPoints(x.run.JournalDir); err != nil {
+	if x.offers(JournalLines) && x.run.ReportJournalPoints && x.sc.Faults.JournalError == nil {
+		if err := x.journalsMatchPoints(); err != nil {
 			return nil, err
 		}
 	}

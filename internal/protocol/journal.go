@@ -10,26 +10,43 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/journalfile"
 )
 
-// journalMatchesPoints holds the journal of an implementation that offers
-// journal-lines to the points it reported: one file in journal_dir, as
-// many whole records as the latest "after" point's seq, nothing torn (the
-// runner stopped the process at a point, between writes).
-func (x *Exchange) journalMatchesPoints(dir string) error {
-	if x.lastAfter == 0 {
-		return nil // stopped before the first write finished: nothing to hold
+// journalsMatchPoints holds the journals of an implementation that offers
+// journal-lines to the points it reported, every phase's that has written
+// one, whenever the process stops: one file in the phase's directory, as
+// many whole records as its latest "after" point's seq, each line's
+// checksum right, nothing torn (the runner stopped the process at a point,
+// between writes). A phase's journal is the record of a run that ended: a
+// later phase does not remove it (0002.D1, 0003.D1).
+func (x *Exchange) journalsMatchPoints() error {
+	for phase, n := range x.lastAfter {
+		dir := x.run.JournalDir
+		if x.run.Spec.Phased {
+			dir = PhaseJournal(dir, phase)
+		}
+		if err := journalMatches(dir, n); err != nil {
+			if x.run.Spec.Phased {
+				return fmt.Errorf("phase %d: %w (a phase's journal is the record of its run, kept after the phase ends: 0002.D1, 0003.D1)", phase, err)
+			}
+			return err
+		}
 	}
+	return nil
+}
+
+func journalMatches(dir string, want int) error {
 	path, err := journalfile.Find(dir)
 	if err != nil {
 		return err
 	}
-	n, torn, err := journalfile.Records(path)
-	switch {
-	case err != nil:
+	data, err := os.ReadFile(path)
+	if err != nil {
 		return fmt.Errorf("read the journal: %w", err)
-	case torn || n != x.lastAfter:
-		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", n, map[bool]string{true: " and a torn one", false: ""}[torn], x.lastAfter)
 	}
-	return nil
+	whole, torn := journalfile.Lines(data)
+	if len(torn) > 0 || len(whole) != want {
+		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", len(whole), map[bool]string{true: " and a torn one", false: ""}[len(torn) > 0], want)
+	}
+	return journalfile.Check(data)
 }
 
 // playJournal cuts or damages the journal of an implementation that
