@@ -105,3 +105,21 @@ func TestExplore_powerLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestExplore_phases: explore kills at every point of every phase and
+// resumes with phase. The reference passes; a kernel that forgets an
+// unfinished NEVER intent when it resumes a later phase is caught at the
+// points between that intent and its result.
+func TestExplore_phases(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	code, out, errs := runBuilt(t, "explore", "--run", "resume.never-in-second-phase", "--timeout", "60s")
+	if code != ExitOK || !strings.Contains(out, "1 passed, 0 failed") || strings.Contains(out, " 0 crash points") {
+		t.Fatalf("the reference: exit %d\n%s\n%s", code, out, errs)
+	}
+	liar := pythonKernel(t, filepath.Join("testdata", "liars", "journal_liar.py")+" phase-replay")
+	code, out, errs = runBuilt(t, "explore", "--impl", liar, "--run", "resume.never-in-second-phase", "--timeout", "60s", "--handshake-timeout", "60s")
+	if code != ExitFail || !strings.Contains(out, "send:after:action_intent:step1: phase send:") || !strings.Contains(out, "0002.D4") {
+		t.Fatalf("phase-replay: exit %d\n%s\n%s", code, out, errs)
+	}
+}

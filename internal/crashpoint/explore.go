@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,9 +95,9 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 		mu.Unlock()
 	}})
 	cancel()
-	var records [][]byte
+	var records map[int][][]byte
 	if err == nil && o.JournalLines {
-		records, err = baselineRecords(filepath.Join(journal, "run"))
+		records, err = baselineRecords(filepath.Join(journal, "run"), len(sc.Runs()))
 	}
 	var base *Baseline
 	if err == nil {
@@ -113,6 +114,9 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	g.SetLimit(max(1, o.Parallel))
 	for _, p := range points {
 		name := trajectories.CrashPointName(p.When, p.Record, p.Step)
+		if sc.Request == nil {
+			name = sc.Phases[p.Phase].Name + ":" + name
+		}
 		if !o.Shard.Has(sc.ID + " " + name) {
 			continue
 		}
@@ -122,6 +126,9 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 			}
 			var c Counts
 			h := handover{torn: tornRecord(records, p)}
+			if sc.Request == nil {
+				h.dir = strconv.Itoa(p.Phase)
+			}
 			if o.picks(sc.ID, name) {
 				h.decoy = decoyPoint(points, p)
 			}
@@ -165,8 +172,7 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: &scenarios.CrashSpec{When: p.When, Record: p.Record, Step: p.Step},
-		Handover: h.fill(pctx, r, sc)})
+	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: crashAt(sc, p), Handover: h.fill(pctx, r, sc)})
 	if err != nil {
 		return []string{"resume lost the run: " + err.Error() + " (0002.D3)"}
 	}
@@ -181,11 +187,24 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 	// sent to the project executor twice (0002.D4: an action runs once).
 	var wire []string
 	for _, pr := range engine.Observed(sc, got, engine.Claimed{}, snap) {
-		wire = append(wire, trajectories.CrashPointName(p.When, p.Record, p.Step)+": "+pr.Statement+" ("+strings.Join(pr.Decisions, ", ")+")")
+		wire = append(wire, pr.Statement+" ("+strings.Join(pr.Decisions, ", ")+")")
 	}
 	doc, err := trajectories.ToGeneric(got)
 	if err != nil {
 		return []string{err.Error()}
 	}
+	if sc.Request == nil {
+		return append(append(torn, wire...), judgePhased(sc, base, p, got, snap, c)...)
+	}
 	return append(append(torn, wire...), Judge(sc, base, p, got, doc, byTool, byStep, c)...)
+}
+
+// crashAt is the crash spec of point p: in a phased scenario, in the phase
+// whose journal p writes.
+func crashAt(sc *scenarios.Scenario, p protocol.Point) *scenarios.CrashSpec {
+	c := &scenarios.CrashSpec{When: p.When, Record: p.Record, Step: p.Step}
+	if sc.Request == nil {
+		c.Phase = sc.Phases[p.Phase].Name
+	}
+	return c
 }

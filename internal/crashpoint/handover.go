@@ -21,6 +21,9 @@ type handover struct {
 	// torn is the record the killed process was about to write, as the
 	// uninterrupted run wrote it: half of it is appended.
 	torn []byte
+	// dir is the torn journal's directory under journal_dir: "" for a
+	// single request, the phase's index in a phased scenario.
+	dir string
 	// decoy is another point of the scenario: before the resume, another
 	// process runs the scenario and is killed there, so that the last
 	// process the implementation saw die is not the one whose journal is
@@ -41,7 +44,7 @@ func (h handover) fill(ctx context.Context, r Runner, sc *scenarios.Scenario) fu
 		if h.decoy != nil {
 			// Over fakes of its own: what the decoy does is not the run's.
 			d := h.decoy
-			_, err := r.RunWith(ctx, sc, fakes.New(sc, nil), protocol.RunOptions{CrashAt: &scenarios.CrashSpec{When: d.When, Record: d.Record, Step: d.Step}, KillOnly: true})
+			_, err := r.RunWith(ctx, sc, fakes.New(sc, nil), protocol.RunOptions{CrashAt: crashAt(sc, *d), KillOnly: true})
 			if err != nil && ctx.Err() != nil {
 				return err
 			}
@@ -49,7 +52,7 @@ func (h handover) fill(ctx context.Context, r Runner, sc *scenarios.Scenario) fu
 		if h.torn == nil {
 			return nil
 		}
-		path, err := journalfile.Find(next)
+		path, err := journalfile.Find(filepath.Join(next, h.dir))
 		if err != nil {
 			return err
 		}
@@ -58,8 +61,24 @@ func (h handover) fill(ctx context.Context, r Runner, sc *scenarios.Scenario) fu
 }
 
 // baselineRecords reads the whole lines of the uninterrupted run's
-// journal, held to the journal-lines framing.
-func baselineRecords(dir string) ([][]byte, error) {
+// journal (of each phase's), held to the journal-lines framing.
+func baselineRecords(dir string, phases int) (map[int][][]byte, error) {
+	out := map[int][][]byte{}
+	for i := range phases {
+		d := dir
+		if phases > 1 {
+			d = protocol.PhaseJournal(dir, i)
+		}
+		lines, err := journalRecords(d)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = lines
+	}
+	return out, nil
+}
+
+func journalRecords(dir string) ([][]byte, error) {
 	path, err := journalfile.Find(dir)
 	if err != nil {
 		return nil, fmt.Errorf("the uninterrupted run's journal: %w", err)
@@ -78,11 +97,11 @@ func baselineRecords(dir string) ([][]byte, error) {
 // tornRecord is the record to tear at p: at a point before a record other
 // than the first (a journal that holds nothing whole has no tail to keep),
 // that record as the uninterrupted run wrote it.
-func tornRecord(records [][]byte, p protocol.Point) []byte {
-	if p.When != before || p.Seq < 2 || p.Seq > len(records) {
+func tornRecord(records map[int][][]byte, p protocol.Point) []byte {
+	if p.When != before || p.Seq < 2 || p.Seq > len(records[p.Phase]) {
 		return nil
 	}
-	return records[p.Seq-1]
+	return records[p.Phase][p.Seq-1]
 }
 
 // picks says whether the crash point name of scenario id gets a decoy:

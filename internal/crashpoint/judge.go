@@ -26,14 +26,17 @@ type Counts struct {
 	Unknown int // crash points that ended resume_outcome_unknown
 }
 
-// Eligible reports whether a scenario can be explored: one request, a
-// journal-capable run, and no faults that fight the kill.
+// Eligible reports whether a scenario can be explored: a journal-capable
+// run (one request, or phases, each killed at every point of its own
+// journal), and no faults that fight the kill.
 func Eligible(sc *scenarios.Scenario) bool {
-	if sc.Request == nil || sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Faults.Deadline != nil || sc.Faults.ModelFailure != nil || sc.Faults.Resume || sc.Expect.AssemblyError != nil {
+	if sc.Faults.JournalError != nil || sc.Faults.Cancel != nil || sc.Faults.Deadline != nil || sc.Faults.ModelFailure != nil || sc.Faults.Resume || sc.Expect.AssemblyError != nil {
 		return false
 	}
-	if slices.ContainsFunc(sc.Request.Model, func(m scenarios.ModelTurn) bool { return m.Block }) {
-		return false
+	for _, r := range sc.Runs() {
+		if slices.ContainsFunc(r.Model, func(m scenarios.ModelTurn) bool { return m.Block }) {
+			return false
+		}
 	}
 	for _, t := range sc.Tools {
 		if slices.ContainsFunc(t.Handler, func(b scenarios.Behaviour) bool { return b.Block }) {

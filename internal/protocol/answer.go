@@ -138,7 +138,11 @@ func (x *Exchange) point(p Peer, m *Message) (bool, error) {
 		return true, nil
 	}
 	if x.onPoint != nil {
-		x.onPoint(*m.Point)
+		pt := *m.Point
+		if m.Phase != nil {
+			pt.Phase = *m.Phase
+		}
+		x.onPoint(pt)
 	}
 	return false, p.Send(&Message{Type: TypeContinue, Call: m.Call})
 }

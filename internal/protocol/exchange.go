@@ -257,6 +257,14 @@ func (x *Exchange) prepareResume() error {
 		// Each phase journals in a directory of its own; the next process
 		// resumes the phase the fault named, then runs the ones after it.
 		target := sc.FaultPhase()
+		if x.crash != nil && x.crash.Phase != "" {
+			// Crash exploration names the phase of its own kill.
+			for i, r := range sc.Runs() {
+				if r.Name == x.crash.Phase {
+					target = i
+				}
+			}
+		}
 		resume.Phase = &target
 		journal = PhaseJournal(next, target)
 	}
