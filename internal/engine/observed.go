@@ -168,7 +168,14 @@ func (o *observer) assemblyRefusal() {
 	if o.tr.AssemblyError == nil {
 		return
 	}
-	log := o.rec.Log
+	// In a phased scenario the refusal is the phase's that has neither
+	// steps nor an end: the phases before it ran (0003.D1).
+	var log []fakes.Call
+	for _, c := range o.rec.Log {
+		if len(o.sc.Runs()) == 1 || !o.mentioned[c.Phase] {
+			log = append(log, c)
+		}
+	}
 	if n := count(log, fakes.CallModel) + count(log, fakes.CallHandler) + count(log, fakes.CallExecute); n > 0 {
 		o.add("assembly_error", []string{"0006.D3", "0008.D2"},
 			"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", o.tr.AssemblyError.Kind, n)
