@@ -32,7 +32,7 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 	} {
 		starts := filepath.Join(t.TempDir(), "starts")
 		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + starts + " python3 " + filepath.Join("testdata", "impls", "python-never-replayed.py")
-		args := append(tc.flags, "--impl", impl, "--run", "resume.never-not-replayed")
+		args := append(tc.flags, "--impl", impl, "--run", "resume.never-not-replayed", "--handshake-timeout", "60s")
 		code, out, errs := run(t, args...)
 		if code != ExitFail || !strings.Contains(out, "FAIL resume.never-not-replayed") {
 			t.Errorf("%s: a NEVER action replayed on resume passed: exit %d\n%s\n%s", tc.name, code, out, errs)
