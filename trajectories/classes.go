@@ -174,6 +174,26 @@ func Classifier(golden any) (func(path string) compare.Class, error) {
 	}, nil
 }
 
+// DiffRuns compares two trajectories of one implementation, as plain JSON
+// values, field by field by class, the first taking the golden's part (it
+// resolves text-if-synthetic): every comparison between two runs of one
+// implementation (run --repeat, explore's resume against the run it
+// interrupted) judges them as a run is judged against its golden. A text
+// field keeps the text rule in the default profile; under strict it is
+// compared word for word, except for the directory the runner drew for
+// each run (compare.Verbatim), which is the runner's choice.
+func DiffRuns(first, second any, strict bool, ignore ...string) ([]compare.Difference, error) {
+	class, err := Classifier(first)
+	if err != nil {
+		return nil, err
+	}
+	o := compare.Options{Class: class, Ignore: ignore}
+	if strict {
+		o.TextEqual = compare.Verbatim
+	}
+	return compare.Diff(first, second, o)
+}
+
 // DeclaredClass returns the declared class (as Field.Class writes it) of a
 // path or path pattern, taking the nearest declared ancestor's class for a
 // path below a declared field; ok is false for a path outside the format.

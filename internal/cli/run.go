@@ -251,7 +251,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 			seen[row.Scenario]++
 			reps[i] = report.Repetition{Row: row, N: seen[row.Scenario]}
 		}
-		rep.Rows = report.MergeRepetitions(reps)
+		rep.Rows = report.MergeRepetitions(reps, *strict)
 		rep.NotRun = len(selected) - len(rep.Rows)
 	}
 	if *recordDir != "" && recordErr == nil {
