@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -184,57 +183,4 @@ func (l Line) Sentence() string {
 		return l.String()
 	}
 	return fmt.Sprintf("%s: want %s, got %s (%s)", l.Path, Describe(l.Want), Describe(l.Got), strings.Join(l.Oracles, " and "))
-}
-
-// Describe says what a trajectory value is in a few words.
-func Describe(v any) string {
-	const most = 60
-	cut := func(s string) string {
-		if r := []rune(s); len(r) > most {
-			return string(r[:most]) + "…"
-		}
-		return s
-	}
-	switch x := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return fmt.Sprintf("%q", cut(x))
-	case bool, float64, int, int64:
-		return fmt.Sprint(x)
-	case []any:
-		if len(x) == 0 {
-			return "none"
-		}
-		if m, ok := x[len(x)-1].(map[string]any); ok {
-			if role, ok := m["role"].(string); ok {
-				return fmt.Sprintf("%d message(s), the last from %s: %q", len(x), role, cut(fmt.Sprint(m["content"])))
-			}
-			if t, ok := m["type"].(string); ok {
-				return fmt.Sprintf("%d event(s), the last %s", len(x), t)
-			}
-		}
-		return fmt.Sprintf("a list of %d", len(x))
-	case map[string]any:
-		switch {
-		case x["reason"] != nil:
-			return fmt.Sprintf("the end %v", x["reason"])
-		case x["kind"] != nil && x["tool"] != nil:
-			return fmt.Sprintf("a %v of %v", x["kind"], x["tool"])
-		case x["kind"] != nil:
-			return fmt.Sprintf("a %v", x["kind"])
-		case x["status"] != nil:
-			return fmt.Sprintf("an outcome %v", x["status"])
-		case x["type"] != nil:
-			return fmt.Sprintf("a %v", x["type"])
-		case x["role"] != nil:
-			return fmt.Sprintf("a %v message: %q", x["role"], cut(fmt.Sprint(x["content"])))
-		}
-		keys := slices.Sorted(maps.Keys(x))
-		if len(keys) > 4 {
-			keys = append(keys[:4], "…")
-		}
-		return "an object with " + strings.Join(keys, ", ")
-	}
-	return cut(fmt.Sprint(v))
 }

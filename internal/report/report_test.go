@@ -267,7 +267,7 @@ func TestHTMLTimelineMarksEveryKindOfDifference(t *testing.T) {
 		{"model input", "steps[0].model_input[0].content", "Read.", `<td><mark>1 message(s), the last from user: &#34;Go.&#34;</mark>`},
 		{"extra step", "steps[1]", nil, `<th scope="row">2</th><td><mark>`},
 		{"missing step", "steps[2]", map[string]any{"index": 3}, `<th scope="row">missing</th><td colspan="7"><mark>2 step(s)</mark>`},
-		{"end", "end.reason", "goal_reached_by_tool", `<th scope="row">end</th><td colspan="7"><mark>the end total_budget_exhausted</mark><span class="want">end: want &#34;goal_reached_by_tool&#34;`},
+		{"end", "end.reason", "goal_reached_by_tool", `<th scope="row">end</th><td colspan="7"><mark>the end total_budget_exhausted</mark><span class="want">end: want goal_reached_by_tool, got other`},
 		{"events", "events[1].type", "run_interrupted", `<th scope="row">events</th><td colspan="7"><mark>2 event(s), the last run_ended</mark>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
