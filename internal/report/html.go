@@ -118,6 +118,8 @@ type htmlDecision struct{ ID, Title, Text string }
 
 type htmlRow struct {
 	Row
+	// Wording is set when a line is about words alone (--strict).
+	Wording  bool
 	Lines    []htmlLine
 	Steps    []htmlStep
 	Rerun    string
@@ -127,9 +129,10 @@ type htmlRow struct {
 }
 
 type htmlLine struct {
-	Text   string
-	Path   string
-	Marked bool
+	Text    string
+	Path    string
+	Marked  bool
+	Wording bool
 }
 
 // htmlStep is one step of the timeline; each cell says whether a problem
@@ -180,7 +183,8 @@ func viewRow(row Row, r *Report) htmlRow {
 	}
 	lines := Lines(row)
 	for _, l := range lines {
-		v.Lines = append(v.Lines, htmlLine{Text: l.String(), Path: l.Path, Marked: l.Path != ""})
+		v.Lines = append(v.Lines, htmlLine{Text: l.String(), Path: l.Path, Marked: l.Path != "", Wording: l.Wording})
+		v.Wording = v.Wording || l.Wording
 	}
 	if len(row.Trajectory) == 0 {
 		return v
