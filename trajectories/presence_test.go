@@ -191,3 +191,26 @@ func TestResumedGoldensFollowTheDoc(t *testing.T) {
 		t.Fatalf("only %d resumed goldens: the check has nothing to hold", resumed)
 	}
 }
+
+// TestImplementingGuideCitesRecords: every decision record docs/implementing.md
+// cites, in any section (the guesses table above all), exists.
+func TestImplementingGuideCitesRecords(t *testing.T) {
+	page, err := os.ReadFile("../docs/implementing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := decisions.Load(design.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := regexp.MustCompile(`\b\d{4}\.D\d+(\.[a-z][a-z0-9-]*[a-z0-9])*`)
+	cited := id.FindAllString(string(page), -1)
+	if len(cited) < 50 {
+		t.Fatalf("docs/implementing.md cites %d records; the pattern is stale", len(cited))
+	}
+	for _, c := range cited {
+		if _, ok := set.ByID[c]; !ok {
+			t.Errorf("docs/implementing.md cites %s, which no record defines", c)
+		}
+	}
+}
