@@ -129,7 +129,10 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 	case errors.As(err, &we):
 		// The path is volatile; the rest of the error is what conformance checks.
 		tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
-		appendResult(tr, phase, isMulti, &run.Result{}, evs)
+		if res == nil {
+			res = &run.Result{}
+		}
+		appendResult(tr, phase, isMulti, res, evs)
 		return false, nil
 	case errors.As(err, &in):
 		if res == nil {

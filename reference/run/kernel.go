@@ -176,17 +176,20 @@ type endedInstead struct{ end End }
 func (e *endedInstead) Error() string { return "ended instead of interrupted" }
 
 // stopped returns what a run that did not end has to show: for an
-// interruption the steps settled so far beside the error, for anything
-// else the error alone.
+// interruption or a failed journal write the steps settled so far beside
+// the error, for anything else the error alone.
 func (k *kernel) stopped(err error) (*Result, error) {
 	var ei *endedInstead
 	if errors.As(err, &ei) {
 		return k.finish(ei.end)
 	}
 	var in *Interrupted
-	if !errors.As(err, &in) {
+	var we *journal.WriteError
+	if !errors.As(err, &in) && !errors.As(err, &we) {
 		return nil, err
 	}
+	// A failed journal write keeps the steps settled before it: the
+	// trajectory shows every settled step (0002.D6).
 	return &Result{Steps: k.steps, EventSinkFailures: k.sinkFailures()}, err
 }
 
@@ -614,7 +617,7 @@ func (k *kernel) finish(end End) (*Result, error) {
 	}
 	if !k.req.dev.On(deviation.NoRunEndRecord) {
 		if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
-			return nil, err
+			return k.stopped(err)
 		}
 	}
 	k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
