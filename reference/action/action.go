@@ -61,7 +61,14 @@ const MaxDepth = 64
 // ParseJSON reads the JSON action protocol: an object with optional
 // "reflection" and "plan" strings and an "action" object holding "tool" and
 // "arguments".
-func ParseJSON(raw string) (Action, error) {
+func ParseJSON(raw string) (Action, error) { return parseJSON(raw, true) }
+
+// ParseJSONDuplicatesLastWin is ParseJSON reading a duplicated key as most
+// JSON readers do, its last copy winning. Deviation duplicate-keys-last-wins
+// keeps it, to prove the suite notices (0003.D6.duplicate-keys).
+func ParseJSONDuplicatesLastWin(raw string) (Action, error) { return parseJSON(raw, false) }
+
+func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 	if len(raw) > MaxOutputBytes {
 		return Action{}, &ParseError{Reason: fmt.Sprintf("output is %d bytes, over the %d-byte limit", len(raw), MaxOutputBytes)}
 	}
@@ -80,7 +87,7 @@ func ParseJSON(raw string) (Action, error) {
 	// A key written twice is two values for one thing: taking either is a
 	// silent choice, and parsers differ in which (0003.D6.duplicate-keys).
 	var dup *jsontext.DuplicateKeyError
-	if err := jsontext.CheckDuplicateKeys([]byte(text)); errors.As(err, &dup) {
+	if err := jsontext.CheckDuplicateKeys([]byte(text)); refuseDuplicates && errors.As(err, &dup) {
 		return Action{}, &ParseError{Reason: fmt.Sprintf("the key at %s appears twice in one object", dup.Pointer)}
 	}
 	dec := json.NewDecoder(strings.NewReader(text))
