@@ -456,11 +456,10 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		out = tools.ActionOutcome{Status: tools.StatusNotExecuted, Observation: perr.Error(), ObservationIsSynthetic: true}
 		settled.Type = events.TypeDecisionFailed
 		if _, derived := k.req.executor.(*tools.RegistryExecutor); !derived && k.req.dev.On(deviation.DecisionFailureToExecutor) {
-			eo, err := k.req.executor.Execute(ctx, action.Action{Kind: action.KindNone})
-			if err != nil {
+			var err error
+			if out, err = k.req.executor.Execute(ctx, action.Action{Kind: action.KindNone}); err != nil {
 				return End{}, true, k.interrupt(st.Index, "tool_call", "", err)
 			}
-			out = eo
 		}
 	default:
 		if act.Kind == action.KindToolCall {
@@ -480,22 +479,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 					}
 				}
 			}
-			if verr != nil && !act.HasArgs && k.req.dev.On(deviation.NoParametersBareCall) {
-				if spec, ok := k.req.tools.Lookup(act.Tool); ok && spec.Parameters == nil {
-					act.Arguments, act.HasArgs = map[string]any{}, true
-					verr = k.req.tools.Validate(act)
-				}
-			}
-			if verr != nil && k.req.dev.On(deviation.BooleansAreNumbers) {
-				try := act
-				try.Arguments = boolsAsNumbers(act.Arguments)
-				if k.req.tools.Validate(try) == nil {
-					verr = nil // the model's true reaches the handler as written
-				}
-			}
-			if verr == nil && k.req.dev.On(deviation.DefaultsFilled) {
-				act.Arguments = withDefaults(k.req.tools, act.Tool, act.Arguments)
-			}
+			act, verr = k.deviateValidation(act, verr)
 			if !derived && k.req.dev.On(deviation.ValidationSkipped) {
 				verr = nil
 			}
@@ -664,6 +648,29 @@ func (k *kernel) deviateOutcome(act action.Action, out tools.ActionOutcome, rep 
 		}
 	}
 	return out
+}
+
+// deviateValidation applies the deviations of issue 37 from 0006.D6 to a
+// call's validation: verr is what validation said.
+func (k *kernel) deviateValidation(act action.Action, verr error) (action.Action, error) {
+	d := k.req.dev
+	if verr != nil && !act.HasArgs && d.On(deviation.NoParametersBareCall) {
+		if spec, ok := k.req.tools.Lookup(act.Tool); ok && spec.Parameters == nil {
+			act.Arguments, act.HasArgs = map[string]any{}, true
+			verr = k.req.tools.Validate(act)
+		}
+	}
+	if verr != nil && d.On(deviation.BooleansAreNumbers) {
+		try := act
+		try.Arguments = boolsAsNumbers(act.Arguments)
+		if k.req.tools.Validate(try) == nil {
+			verr = nil // the model's true reaches the handler as written
+		}
+	}
+	if verr == nil && d.On(deviation.DefaultsFilled) {
+		act.Arguments = withDefaults(k.req.tools, act.Tool, act.Arguments)
+	}
+	return act, verr
 }
 
 // boolsAsNumbers is deviation BooleansAreNumbers: each boolean argument
