@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/polyloop/polyloop-conform/fakes"
@@ -111,6 +112,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 		default:
 			res, err = run.Run(ctx, req, opts)
 		}
+		if o.Deviations.On(deviation.SinkFailuresPerPhase) {
+			tr.EventSinkFailures = 0 // the count starts again with each phase
+		}
 		ended, err := settle(tr, r.Name, multi(sc), res, err, rec.Events())
 		if err != nil || !ended {
 			return tr, err
@@ -133,7 +137,10 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 	case errors.As(err, &we):
 		// The path is volatile; the rest of the error is what conformance checks.
 		tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
-		appendResult(tr, phase, isMulti, &run.Result{}, evs)
+		if res == nil {
+			res = &run.Result{}
+		}
+		appendResult(tr, phase, isMulti, res, evs)
 		return false, nil
 	case errors.As(err, &in):
 		if res == nil {
@@ -476,6 +483,27 @@ func deviateSpecs(specs []tools.ToolSpec, d deviation.Set, cache *tools.SchemaCa
 			out = append(out, s)
 		}
 		specs = out
+	}
+	if d.On(deviation.InvalidSchemaFirstOnly) {
+		for i := range specs {
+			if _, err := tools.NewRegistryWithCache(cache, specs[i]); err != nil {
+				// Every later broken spec is left out of the error by
+				// being taken as accepting any object.
+				for j := i + 1; j < len(specs); j++ {
+					if _, err := tools.NewRegistryWithCache(cache, specs[j]); err != nil {
+						specs[j].Parameters = map[string]any{"type": "object"}
+					}
+				}
+				break
+			}
+		}
+	}
+	if d.On(deviation.UnresolvedRefAccepted) {
+		for i := range specs {
+			if _, err := tools.NewRegistryWithCache(cache, specs[i]); err != nil && strings.Contains(err.Error(), "not found") {
+				specs[i].Parameters = map[string]any{"type": "object"}
+			}
+		}
 	}
 	if d.On(deviation.BrokenSchemaAccepted) {
 		for i := range specs {

@@ -119,6 +119,9 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 		goal = strings.Join(strings.Fields(goal), " ")
 	}
 	keepEmpty := dev.On(deviation.EmptyFragmentMessage)
+	if dev.On(deviation.WhitespaceIsEmpty) {
+		runFragment, goal = strings.TrimSpace(runFragment), strings.TrimSpace(goal)
+	}
 	if runFragment != "" || keepEmpty {
 		if err := add(BlockRunFragment, RoleUser, runFragment); err != nil {
 			return nil, 0, err
@@ -147,6 +150,9 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 			entries = []string{""}
 		}
 		for _, entry := range entries {
+			if dev.On(deviation.WhitespaceIsEmpty) && strings.TrimSpace(entry) == "" {
+				continue
+			}
 			if entry == "" && !dev.On(deviation.EmptyInjectionKept) && !dev.On(deviation.EmptyChannelKept) {
 				continue
 			}
@@ -164,15 +170,33 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 	if tmpl == "" {
 		tmpl = DefaultTemplate
 	}
+	dropEmpty := dev.On(deviation.EmptyTurnDropped)
 	for _, t := range in.History {
-		if err := add(BlockModelOutput, RoleAssistant, t.ModelOutput); err != nil {
-			return nil, 0, err
+		if t.ModelOutput != "" || !dropEmpty {
+			if err := add(BlockModelOutput, RoleAssistant, t.ModelOutput); err != nil {
+				return nil, 0, err
+			}
 		}
-		if err := add(BlockObservation, RoleUser, strings.ReplaceAll(tmpl, Placeholder, t.Observation)); err != nil {
+		if t.Observation == "" && dropEmpty {
+			continue
+		}
+		obs := strings.ReplaceAll(tmpl, Placeholder, t.Observation)
+		if dev.On(deviation.TemplateBracesFormatted) {
+			obs = formatBraces(tmpl, t.Observation)
+		}
+		if err := add(BlockObservation, RoleUser, obs); err != nil {
 			return nil, 0, err
 		}
 	}
 	return msgs, size, nil
+}
+
+// formatBraces is deviation TemplateBracesFormatted: the template read as
+// a Python format string, {{ and }} escapes for single braces.
+func formatBraces(tmpl, obs string) string {
+	r := strings.NewReplacer("{{", "\x00", "}}", "\x01").Replace(tmpl)
+	r = strings.ReplaceAll(r, Placeholder, obs)
+	return strings.NewReplacer("\x00", "{", "\x01", "}").Replace(r)
 }
 
 // AppendTurn adds one settled step's model output and observation to

@@ -47,6 +47,28 @@ const (
 	UnknownRestrictDropped     Name = "unknown-restrict-names-dropped"
 	ContextSizeOffByOne        Name = "context-size-off-by-one"
 	SeveralCallsFirst          Name = "several-calls-first-taken"
+	PartsMustBeStrings         Name = "plan-and-reflection-must-be-strings"
+	DuplicateKeysLastWins      Name = "duplicate-keys-last-wins"
+	ActionsKeyTaken            Name = "actions-key-taken"
+	EmptyOutputUncounted       Name = "empty-output-uncounted"
+	EmptyTurnDropped           Name = "empty-turn-dropped"
+	WhitespaceIsEmpty          Name = "whitespace-is-empty"
+	InvalidSchemaFirstOnly     Name = "invalid-schema-first-only"
+	UnresolvedRefAccepted      Name = "unresolved-ref-accepted"
+	NoParametersBareCall       Name = "no-parameters-bare-call-accepted"
+	BooleansAreNumbers         Name = "booleans-are-numbers"
+	DefaultsFilled             Name = "defaults-filled"
+	RunEndedBeforeRecord       Name = "run-ended-before-end-record"
+	SinkFailuresPerPhase       Name = "sink-failures-per-phase"
+	EmptyReturnPlaceholder     Name = "empty-return-placeholder"
+	ErrorFirstLineOnly         Name = "error-message-first-line"
+	JSONFenceAfterProse        Name = "json-fence-after-prose-accepted"
+	TemplateBracesFormatted    Name = "template-braces-formatted"
+	DecisionFailureToExecutor  Name = "decision-failure-to-executor"
+	ResumeHistoryObservation   Name = "resume-history-from-observation"
+	JournalErrorDropsSteps     Name = "journal-error-drops-steps"
+	OnlyZeroCapsRefused        Name = "only-zero-caps-refused"
+	EmptyFenceRunAsCode        Name = "empty-fence-run-as-code"
 	IntentAfterAction          Name = "intent-after-action"
 	NoRunEndRecord             Name = "no-run-end-record"
 	UnknownWithoutDetail       Name = "unknown-without-detail"
@@ -170,6 +192,29 @@ func All() []Deviation {
 		{SinkFailuresUncounted, "0011.D2.count", "sink failures are not counted in event_sink_failures"},
 		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped"},
 		{CodeFenceWholeOnly, "0003.D5.fence", "a code fence is stripped only when it wraps the whole output, so prose before the fence is run as code"},
+		// Issue 37: mistakes an honest port made that the suite missed.
+		{PartsMustBeStrings, "0003.D5.parts", "a reflection or plan that is not a string makes the output a decision failure"},
+		{DuplicateKeysLastWins, "0003.D6.duplicate-keys", "a key written twice in the model's JSON takes its last value, as most JSON readers do"},
+		{ActionsKeyTaken, "0003.D7.several.actions-key", "an actions list of one call is taken as that call, and an actions field beside an action is ignored"},
+		{EmptyOutputUncounted, "0003.D7.empty", "an empty or blank model output is settled but not counted toward the total cap"},
+		{EmptyTurnDropped, "0010.D2.turns", "an empty model output or an empty observation adds no message to the next model input"},
+		{WhitespaceIsEmpty, "0010.D2.whitespace", "fragments and injection entries are stripped before the emptiness test, so whitespace-only text adds no message"},
+		{InvalidSchemaFirstOnly, "0006.D6.construction.all", "invalid_schema names only the first broken spec in registration order"},
+		{UnresolvedRefAccepted, "0006.D6.compile", "a $ref that does not resolve is not a construction error; the schema is taken as accepting any object"},
+		{NoParametersBareCall, "0006.D6.no-parameters", "a bare call to a tool without parameters passes validation with empty arguments"},
+		{BooleansAreNumbers, "0006.D6.no-coercion.json-types", "true and false pass as integers and numbers, as Python's bool is an int"},
+		{DefaultsFilled, "0006.D6.no-defaults", "the schema's defaults for top-level properties are filled into the handler's arguments"},
+		{RunEndedBeforeRecord, "0011.D1.end-after-record", "run_ended is emitted before the end record is written, so a failed write still announces an end"},
+		{SinkFailuresPerPhase, "0011.D2.count.phases", "sink failures are counted per phase, and the trajectory shows the last phase's count"},
+		{EmptyReturnPlaceholder, "0008.D4.normal-return", "a handler's empty or blank return is replaced by \"(no output)\""},
+		{ErrorFirstLineOnly, "0008.D4.handler-error.format", "a handler error's message is cut to its first line"},
+		{JSONFenceAfterProse, "0003.D7", "a JSON action in the one fenced block of an output is unfenced even with prose around it"},
+		{TemplateBracesFormatted, "0010.D4.spelling", "the observation template is applied as a format string: {{ and }} become single braces"},
+		{DecisionFailureToExecutor, "0003.D4", "an output that is no action is handed to a project executor, which settles it"},
+		{ResumeHistoryObservation, "0007.D2", "resume rebuilds the history of NOT_EXECUTED and ENV_ERROR steps from their observation instead of their history observation"},
+		{JournalErrorDropsSteps, "0002.D6", "a journal write error loses the steps settled before it: the trajectory shows none"},
+		{OnlyZeroCapsRefused, "0004.D1.min", "only a cap of exactly 0 is refused; a negative cap is accepted"},
+		{EmptyFenceRunAsCode, "0003.D5.fence", "an empty fenced block in the code language is run as empty code"},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -176,17 +176,20 @@ type endedInstead struct{ end End }
 func (e *endedInstead) Error() string { return "ended instead of interrupted" }
 
 // stopped returns what a run that did not end has to show: for an
-// interruption the steps settled so far beside the error, for anything
-// else the error alone.
+// interruption or a failed journal write the steps settled so far beside
+// the error, for anything else the error alone.
 func (k *kernel) stopped(err error) (*Result, error) {
 	var ei *endedInstead
 	if errors.As(err, &ei) {
 		return k.finish(ei.end)
 	}
 	var in *Interrupted
-	if !errors.As(err, &in) {
+	var we *journal.WriteError
+	if !errors.As(err, &in) && (!errors.As(err, &we) || k.req.dev.On(deviation.JournalErrorDropsSteps)) {
 		return nil, err
 	}
+	// A failed journal write keeps the steps settled before it: the
+	// trajectory shows every settled step (0002.D6).
 	return &Result{Steps: k.steps, EventSinkFailures: k.sinkFailures()}, err
 }
 
@@ -237,6 +240,10 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 
 // addTurn extends the next input with a settled step.
 func (k *kernel) addTurn(st Step) error {
+	if k.req.dev.On(deviation.EmptyTurnDropped) || k.req.dev.On(deviation.TemplateBracesFormatted) {
+		// Build holds these deviations: rebuild the input each step.
+		k.built = false
+	}
 	if !k.built {
 		return nil
 	}
@@ -325,19 +332,81 @@ func (k *kernel) decide(raw string) (action.Action, error) {
 }
 
 func (k *kernel) parse(raw string) (action.Action, error) {
-	if k.req.language == LanguageCode && !k.req.dev.On(deviation.CodeParsedAsJSON) {
-		if k.req.dev.On(deviation.CodeFenceWholeOnly) {
+	d := k.req.dev
+	if k.req.language == LanguageCode && !d.On(deviation.CodeParsedAsJSON) {
+		if d.On(deviation.CodeFenceWholeOnly) {
 			return action.ParseCodeWholeFence(raw)
 		}
-		return action.ParseCode(raw)
+		a, err := action.ParseCode(raw)
+		if err != nil && d.On(deviation.EmptyFenceRunAsCode) && len(action.FencedBlocks(strings.TrimSpace(raw))) == 1 {
+			return action.Action{Kind: action.KindCode, Repairs: []string{action.RepairUnfence}}, nil
+		}
+		return a, err
 	}
-	a, err := action.ParseJSON(raw)
-	if err != nil && k.req.dev.On(deviation.SeveralCallsFirst) {
+	parseJSON := action.ParseJSON
+	if d.On(deviation.DuplicateKeysLastWins) {
+		parseJSON = action.ParseJSONDuplicatesLastWin
+	}
+	a, err := parseJSON(raw)
+	if err != nil && d.On(deviation.SeveralCallsFirst) {
 		if first, ok := firstCall(raw); ok {
-			return action.ParseJSON(first)
+			return parseJSON(first)
 		}
 	}
+	if err != nil && d.On(deviation.ActionsKeyTaken) {
+		if one, ok := actionsKeyTaken(raw); ok {
+			return parseJSON(one)
+		}
+	}
+	if err != nil && d.On(deviation.JSONFenceAfterProse) {
+		if blocks := action.FencedBlocks(strings.TrimSpace(raw)); len(blocks) == 1 {
+			if a, err := parseJSON(blocks[0]); err == nil {
+				a.Repairs = append([]string{action.RepairUnfence}, a.Repairs...)
+				return a, nil
+			}
+		}
+	}
+	if err == nil && d.On(deviation.PartsMustBeStrings) && !partsAreStrings(raw) {
+		return action.Action{}, &action.ParseError{Reason: "the reflection or the plan is not a string"}
+	}
 	return a, err
+}
+
+// actionsKeyTaken is deviation ActionsKeyTaken: an "actions" field
+// beside an action is dropped, and a list of one call becomes the action.
+func actionsKeyTaken(raw string) (string, bool) {
+	var top map[string]any
+	if json.Unmarshal([]byte(strings.TrimSpace(raw)), &top) != nil {
+		return "", false
+	}
+	list, isList := top["actions"].([]any)
+	switch {
+	case top["action"] != nil:
+	case isList && len(list) == 1:
+		top["action"] = list[0]
+	default:
+		return "", false
+	}
+	delete(top, "actions")
+	b, err := json.Marshal(top)
+	return string(b), err == nil
+}
+
+// partsAreStrings is the check deviation PartsMustBeStrings adds: a
+// reflection or plan present and not null must be a string.
+func partsAreStrings(raw string) bool {
+	var top map[string]any
+	if json.Unmarshal([]byte(strings.TrimSpace(raw)), &top) != nil {
+		return true
+	}
+	for _, key := range []string{"reflection", "plan"} {
+		if v, ok := top[key]; ok && v != nil {
+			if _, isString := v.(string); !isString {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // firstCall is deviation SeveralCallsFirst: it keeps the first of several
@@ -386,6 +455,12 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		// 0003.D7: a decision failure settles like an invalid call.
 		out = tools.ActionOutcome{Status: tools.StatusNotExecuted, Observation: perr.Error(), ObservationIsSynthetic: true}
 		settled.Type = events.TypeDecisionFailed
+		if _, derived := k.req.executor.(*tools.RegistryExecutor); !derived && k.req.dev.On(deviation.DecisionFailureToExecutor) {
+			var err error
+			if out, err = k.req.executor.Execute(ctx, action.Action{Kind: action.KindNone}); err != nil {
+				return End{}, true, k.interrupt(st.Index, "tool_call", "", err)
+			}
+		}
 	default:
 		if act.Kind == action.KindToolCall {
 			settled.Type = events.TypeToolCall
@@ -404,6 +479,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 					}
 				}
 			}
+			act, verr = k.deviateValidation(act, verr)
 			if !derived && k.req.dev.On(deviation.ValidationSkipped) {
 				verr = nil
 			}
@@ -480,7 +556,8 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 	if out.Status != tools.StatusExecuted && k.req.dev.On(deviation.HistoryUsesExecutorText) {
 		st.HistoryObservation = out.Observation
 	}
-	if perr == nil || !k.req.dev.On(deviation.DecisionFailureUncount) {
+	blank := perr != nil && strings.TrimSpace(st.ModelOutput) == "" && k.req.dev.On(deviation.EmptyOutputUncounted)
+	if (perr == nil || !k.req.dev.On(deviation.DecisionFailureUncount)) && !blank {
 		k.count.TotalSteps++
 	}
 	st.Counters = k.count
@@ -554,6 +631,10 @@ func (k *kernel) deviateOutcome(act action.Action, out tools.ActionOutcome, rep 
 		out.Observation += "\n\tat handler (tools/handler.go:42)"
 	case ordinary && d.On(deviation.ErrorMessageOnly):
 		out.Observation = strings.TrimPrefix(out.Observation, rep.ErrorType+": ")
+	case ordinary && d.On(deviation.ErrorFirstLineOnly):
+		out.Observation, _, _ = strings.Cut(out.Observation, "\n")
+	case normal && strings.TrimSpace(out.Observation) == "" && d.On(deviation.EmptyReturnPlaceholder):
+		out.Observation = "(no output)"
 	case out.Status == tools.StatusEnvError && d.On(deviation.EnvErrorExecuted):
 		out.Status = tools.StatusExecuted
 	case derived && act.Kind != action.KindToolCall && d.On(deviation.NoToolCallExecuted):
@@ -564,6 +645,68 @@ func (k *kernel) deviateOutcome(act action.Action, out tools.ActionOutcome, rep 
 	if normal && d.On(deviation.CompletesRunAsEnvSignal) {
 		if spec, ok := k.req.tools.Lookup(act.Tool); ok && spec.CompletesRun {
 			out.EnvReportedCompletion = true
+		}
+	}
+	return out
+}
+
+// deviateValidation applies the deviations of issue 37 from 0006.D6 to a
+// call's validation: verr is what validation said.
+func (k *kernel) deviateValidation(act action.Action, verr error) (action.Action, error) {
+	d := k.req.dev
+	if verr != nil && !act.HasArgs && d.On(deviation.NoParametersBareCall) {
+		if spec, ok := k.req.tools.Lookup(act.Tool); ok && spec.Parameters == nil {
+			act.Arguments, act.HasArgs = map[string]any{}, true
+			verr = k.req.tools.Validate(act)
+		}
+	}
+	if verr != nil && d.On(deviation.BooleansAreNumbers) {
+		try := act
+		try.Arguments = boolsAsNumbers(act.Arguments)
+		if k.req.tools.Validate(try) == nil {
+			verr = nil // the model's true reaches the handler as written
+		}
+	}
+	if verr == nil && d.On(deviation.DefaultsFilled) {
+		act.Arguments = withDefaults(k.req.tools, act.Tool, act.Arguments)
+	}
+	return act, verr
+}
+
+// boolsAsNumbers is deviation BooleansAreNumbers: each boolean argument
+// read as the number Python's bool is.
+func boolsAsNumbers(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+		if b, ok := v.(bool); ok {
+			out[k] = json.Number(map[bool]string{true: "1", false: "0"}[b])
+		}
+	}
+	return out
+}
+
+// withDefaults is deviation DefaultsFilled: each top-level property the
+// call left out gets the schema's default.
+func withDefaults(reg *tools.ToolRegistry, tool string, args map[string]any) map[string]any {
+	spec, ok := reg.Lookup(tool)
+	if !ok {
+		return args
+	}
+	props, _ := spec.Parameters["properties"].(map[string]any)
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	for name, p := range props {
+		if pm, _ := p.(map[string]any); pm != nil {
+			d, has := pm["default"]
+			if !has {
+				continue
+			}
+			if _, given := out[name]; !given {
+				out[name] = d
+			}
 		}
 	}
 	return out
@@ -612,12 +755,18 @@ func (k *kernel) finish(end End) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode end record: %w", err)
 	}
+	early := k.req.dev.On(deviation.RunEndedBeforeRecord)
+	if early {
+		k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	}
 	if !k.req.dev.On(deviation.NoRunEndRecord) {
 		if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
-			return nil, err
+			return k.stopped(err)
 		}
 	}
-	k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	if !early {
+		k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	}
 	return &Result{Steps: k.steps, End: end, EventSinkFailures: k.sinkFailures()}, nil
 }
 

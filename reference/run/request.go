@@ -150,7 +150,11 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if c.Definition == nil || c.Tools == nil || c.Executor == nil {
 		return nil, &AssemblyError{Kind: KindMissingPart, Message: "run request: Definition, Tools and Executor are all required"}
 	}
-	if (c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1) && !c.Deviations.On(deviation.ZeroCapsAccepted) {
+	tooLow := c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1
+	if c.Deviations.On(deviation.OnlyZeroCapsRefused) {
+		tooLow = c.Budget.MaxEffectiveSteps == 0 || c.Budget.MaxTotalSteps == 0
+	}
+	if tooLow && !c.Deviations.On(deviation.ZeroCapsAccepted) {
 		return nil, &AssemblyError{Kind: KindInvalidBudget, Message: fmt.Sprintf("run request: both budget caps must be at least 1 (effective %d, total %d)", c.Budget.MaxEffectiveSteps, c.Budget.MaxTotalSteps)}
 	}
 	re, derived := c.Executor.(*tools.RegistryExecutor)
