@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
@@ -22,7 +23,7 @@ func reference(d deviation.Set) refdriver.Driver {
 // cross-field rules), and the same seed gives the same cases.
 func TestEveryCaseLoads(t *testing.T) {
 	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
-	for n := range 300 {
+	for n := range 2000 {
 		s1, s2 := newSpec(a), newSpec(b)
 		y1, _, err := s1.render(caseID(7, n+1), []string{"0004.D2"}, nil)
 		if err != nil {
@@ -38,14 +39,18 @@ func TestEveryCaseLoads(t *testing.T) {
 // TestReferenceAgainstItself: the reference compared with itself finds
 // nothing, so every difference generate reports is the implementation's.
 func TestReferenceAgainstItself(t *testing.T) {
-	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 250})
+	sources, err := LoadSources(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 400, Sources: sources})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sum.Found) > 0 {
 		t.Fatalf("the reference differs from itself: %+v", sum.Found[0])
 	}
-	if sum.Cases < 250 || sum.Discarded > sum.Cases/2 {
+	if sum.Cases < 400 || sum.Discarded > sum.Cases/2 {
 		t.Errorf("%d cases compared, %d discarded: the generator makes too many cases the reference cannot run", sum.Cases, sum.Discarded)
 	}
 	t.Logf("%d cases, %d discarded", sum.Cases, sum.Discarded)
@@ -107,4 +112,27 @@ func BenchmarkGenerate(b *testing.B) {
 		cases += sum.Cases
 	}
 	b.ReportMetric(float64(cases)/b.Elapsed().Seconds(), "cases/s")
+}
+
+// TestEveryVariantLoads: variants of every scenario of the suite load,
+// and rename every tool.
+func TestEveryVariantLoads(t *testing.T) {
+	sources, err := LoadSources(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, src := range sources {
+		v := newVariant(r, src)
+		y, sc, err := v.render(caseID(5, 1), []string{"0004.D2"}, nil)
+		if err != nil {
+			t.Fatalf("a variant of %s does not load: %v\n%s", src.ID, err, y)
+		}
+		orig, _ := scenarios.Parse(src.ID+".yaml", src.raw)
+		for i, tl := range sc.Tools {
+			if slices.ContainsFunc(orig.Tools, func(o scenarios.Tool) bool { return o.Name == tl.Name }) {
+				t.Errorf("a variant of %s keeps the tool name %q (tool %d)", src.ID, tl.Name, i)
+			}
+		}
+	}
 }

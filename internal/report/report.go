@@ -78,6 +78,9 @@ type Row struct {
 	// NotJudged names the capabilities the implementation does not claim
 	// whose fields differed here and were left unjudged.
 	NotJudged []string `json:"not_judged,omitempty"`
+	// ScenarioYAML is a generated case that differed, as a scenario ready
+	// to add (generate, and run's generated batch).
+	ScenarioYAML string `json:"scenario_yaml,omitempty"`
 }
 
 // Evidence is what a verdict rests on.
