@@ -29,7 +29,9 @@ func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			impl := "python3 " + filepath.Join("testdata", "impls", "porting-mistake.py") + " " + tc.mode
-			code, out, errs := runBuilt(t, "run", "--impl", impl, "--timeout", "30s", "--format", "json", "--generate-out", dir)
+			// Generous time limits: a proxy in Python on a loaded machine
+			// must not turn a slow answer into a difference.
+			code, out, errs := runBuilt(t, "run", "--impl", impl, "--timeout", "120s", "--handshake-timeout", "120s", "-p", "2", "--format", "json", "--generate-out", dir)
 			if code != ExitFail {
 				t.Fatalf("exit %d, want %d\n%s", code, ExitFail, errs)
 			}
@@ -37,7 +39,7 @@ func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
 				Scenarios []struct {
 					Scenario, Verdict string
 					ScenarioYAML      string `json:"scenario_yaml"`
-					Problems          []struct{ Path string }
+					Problems          []struct{ Path, Message string }
 				}
 			}
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -48,7 +50,7 @@ func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
 				generated := strings.HasPrefix(row.Scenario, "generated.")
 				switch {
 				case !generated && row.Verdict != "pass":
-					t.Errorf("%s: %s; the mistake must pass every scenario (the batch is what catches it)", row.Scenario, row.Verdict)
+					t.Errorf("%s: %s %v; the mistake must pass every scenario (the batch is what catches it)", row.Scenario, row.Verdict, row.Problems)
 				case generated && row.Verdict == "fail":
 					found++
 					if !strings.Contains(fmt.Sprint(row.Problems), tc.field) {
