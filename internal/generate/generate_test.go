@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
@@ -135,4 +136,69 @@ func TestEveryVariantLoads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDrawsEveryClass: the classes issue 37 found slipping through are
+// drawn, each often enough that a batch of a few hundred cases meets it.
+func TestDrawsEveryClass(t *testing.T) {
+	has := func(xs []string, f func(string) bool) bool { return slices.ContainsFunc(xs, f) }
+	classes := map[string]func(s *spec) bool{
+		"true where an integer is asked": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return strings.Contains(m, ": true") || strings.Contains(m, ": false") })
+		},
+		"a schema default": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool { return slices.ContainsFunc(t.props, func(p prop) bool { return p.def != nil }) })
+		},
+		"a white-space fragment": func(s *spec) bool { return s.goal != "" && strings.TrimSpace(s.goal) == "" },
+		"an empty return": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool { return slices.Contains(t.handler, behaviour{"return", ""}) })
+		},
+		"a multi-line error message": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool {
+				return slices.ContainsFunc(t.handler, func(b behaviour) bool { return b.kind == "error" && strings.Contains(b.text, "\n") })
+			})
+		},
+		"an empty fence": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return m == "```python\n```" || m == "```json\n```" })
+		},
+		"prose before a JSON fence": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return strings.Contains(m, "\n```json\n{") })
+		},
+		"doubled braces":         func(s *spec) bool { return strings.Contains(s.template, "{{") },
+		"an unknown placeholder": func(s *spec) bool { return strings.Contains(s.template, "{unknown}") },
+		"an invalid call to a project executor": func(s *spec) bool {
+			return s.project != nil && has(s.model, func(m string) bool {
+				return strings.HasSuffix(m, `"arguments": {`) || strings.Contains(m, `"tool": ""`)
+			})
+		},
+		"a code action to a project executor": func(s *spec) bool { return s.project != nil && s.code },
+		"an empty model output":               func(s *spec) bool { return slices.Contains(s.model, "") },
+		"several broken specs": func(s *spec) bool {
+			broken := 0
+			for _, t := range s.tools {
+				if t.broken {
+					broken++
+				}
+			}
+			return broken > 1 || len(s.tools) > 2 && s.tools[len(s.tools)-1].name == s.tools[0].name && s.tools[len(s.tools)-2].name != s.tools[0].name
+		},
+		"a crash in a phase":  func(s *spec) bool { return s.crash != nil && s.crash.phase != "" },
+		"a cancel in a phase": func(s *spec) bool { return s.cancel != nil && s.cancel.phase != "" },
+	}
+	counts := map[string]int{}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 1000 {
+		s := newSpec(r)
+		for name, f := range classes {
+			if f(s) {
+				counts[name]++
+			}
+		}
+	}
+	for name := range classes {
+		if counts[name] < 5 {
+			t.Errorf("%s: drawn %d times in 1,000 cases, want at least 5", name, counts[name])
+		}
+	}
+	t.Logf("%v", counts)
 }
