@@ -157,6 +157,11 @@ type comparison struct {
 
 func compareCase(ctx context.Context, o Options, s drawnCase, id string) (comparison, error) {
 	_, sc, err := s.render(id, []string{"0004.D2"}, nil)
+	if _, isVariant := s.(*variant); err != nil && isVariant {
+		// A team's scenario may name its tools where a variant does not
+		// rename them; such a variant is not a case.
+		return comparison{status: discarded}, nil
+	}
 	if err != nil {
 		return comparison{status: discarded}, &loadError{id: id, err: err}
 	}
