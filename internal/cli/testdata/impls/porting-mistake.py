@@ -12,6 +12,8 @@ MODE:
   first-broken  a refusal at registration (duplicate_tool, invalid_schema)
                 names only the first broken spec
 
+The kernel offers the protocol options serve-reference offers, so its
+passes rest on what the runner observed (run requires it by default).
 Numbers keep their written form: they are swapped for placeholders
 before decoding and put back after encoding.
 """
@@ -25,7 +27,7 @@ import threading
 MODE = sys.argv[1]
 if MODE not in ("drop-empty", "first-broken"):
     sys.exit("porting-mistake.py: unknown mode %r" % MODE)
-child = subprocess.Popen([os.environ["POLYLOOP_REF"], "serve-reference", "--plain"],
+child = subprocess.Popen([os.environ["POLYLOOP_REF"], "serve-reference"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
