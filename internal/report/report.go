@@ -78,6 +78,9 @@ type Row struct {
 	// NotJudged names the capabilities the implementation does not claim
 	// whose fields differed here and were left unjudged.
 	NotJudged []string `json:"not_judged,omitempty"`
+	// ScenarioYAML is a generated case that differed, as a scenario ready
+	// to add (generate, and run's generated batch).
+	ScenarioYAML string `json:"scenario_yaml,omitempty"`
 }
 
 // Evidence is what a verdict rests on.
@@ -335,6 +338,11 @@ func (r *Report) RerunCommand(id string) string {
 	base := r.Rerun
 	if base == "" {
 		base = "polyloop-conform run"
+	}
+	if strings.HasPrefix(id, "generated.") && !strings.Contains(base, "--scenarios") {
+		// A generated case is a scenario once saved (run --generate-out,
+		// generate --out), not one of the suite's.
+		return fmt.Sprintf("%s --scenarios DIR --goldens DIR --run '%s' --trace, DIR holding %s.yaml and .json (run --generate-out DIR saves both)", base, id, id)
 	}
 	return fmt.Sprintf("%s --run '%s' --trace", base, id)
 }
