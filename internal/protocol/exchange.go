@@ -114,9 +114,12 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 		switch {
 		case explore:
 			x.crash = o.CrashAt
-		case sc.Faults.TornTail && sc.Faults.Crash != nil && x.offers(JournalLines):
+		case sc.Faults.TornTail && sc.Faults.Crash != nil && sc.Faults.Crash.When == "after" && x.offers(JournalLines):
 			// A crash during a write leaves part of that record: the
-			// process dies at the point before it (TearsBefore).
+			// process dies at the point before it (TearsBefore). Only a
+			// crash after the record names the record torn; after a crash
+			// before a record, torn_tail cuts the last record written, as
+			// the scenario format says and the reference does in process.
 			before := *sc.Faults.Crash
 			before.When = "before"
 			x.crash, x.tearBefore = &before, true
