@@ -64,13 +64,24 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
 	dir := t.TempDir()
+	// A suite of seven scenarios, so that each of three shards holds some
+	// and the whole run is not the suite's 130 four times over.
+	scen := filepath.Join(dir, "scenarios")
+	os.Mkdir(scen, 0o755)
+	for _, id := range []string{"outcome.normal-return", "outcome.env-error", "context.order", "parse.fenced-json", "resume.safe-replayed", "cancel.during-model-call", "validation.unknown-tool"} {
+		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(scen, id+".yaml"), data, 0o644)
+	}
 	for _, cmd := range []struct {
 		name string
 		args []string
 	}{
 		// docs/sharding.md's command, without --run: it panicked (the
 		// shard filter wrote over the suite's own list of scenarios).
-		{"run-all", []string{"run"}},
+		{"run-all", []string{"run", "--scenarios", scen}},
 		{"explore", []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}},
 	} {
 		whole := filepath.Join(dir, cmd.name+"-whole.json")
