@@ -318,24 +318,3 @@ func TestVerify_checksWhatRunChecks(t *testing.T) {
 		t.Errorf("expect: exit %d\n%s", code, out)
 	}
 }
-
-// TestRecord_namesFilesByScenario: --record names each file by the
-// scenario that ran, not by the trajectory's own scenario field (ten
-// scenarios once produced one file).
-func TestRecord_namesFilesByScenario(t *testing.T) {
-	t.Parallel()
-	selfImpl(t)
-	dir := t.TempDir()
-	sel := "outcome.normal-return,outcome.env-error,outcome.no-tool-call"
-	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/one-scenario-name.sh", "--run", sel, "--record", dir)
-	if code != ExitFail || !strings.Contains(out, "scenario: want outcome.env-error, got outcome.normal-return") {
-		t.Errorf("exit %d\n%s", code, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "outcome.*.json"))
-	if len(files) != 3 {
-		t.Errorf("%d files for 3 scenarios: %v", len(files), files)
-	}
-	if code, out, _ = run(t, "verify", "--run", sel, dir); code != ExitFail || !strings.Contains(out, "the file is named for outcome.env-error but holds") {
-		t.Errorf("verify: exit %d\n%s", code, out)
-	}
-}

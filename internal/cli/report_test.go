@@ -40,25 +40,6 @@ func TestBriefNamesTheOneCause(t *testing.T) {
 	}
 }
 
-// TestTraceShowsTheExchange: --trace prints a failing scenario's protocol
-// exchange and stderr under it, and nothing for passing ones.
-func TestTraceShowsTheExchange(t *testing.T) {
-	t.Parallel()
-	selfImpl(t)
-	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool,outcome.env-error", "--trace")
-	if code != ExitFail {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	for _, want := range []string{"protocol exchange (runner >, implementation <):", `    > {"type":"run","id":"run.`, `    < {"type":"result","id":"run.`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("trace lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, "protocol exchange (runner >") != 1 {
-		t.Errorf("a passing scenario's exchange was printed:\n%s", out)
-	}
-}
-
 // TestShardsMergeIntoTheWholeRun: run and explore as three shards, merged,
 // report what the unsharded run reports (timings and the shard note
 // aside).
