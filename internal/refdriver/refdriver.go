@@ -371,13 +371,42 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	*rec = &events.Recorder{}
 	opts.Sinks = sr.sinks(*rec, 0)
 	sr.restarted()
-	res, err = sr.journaled(ctx, opts, dir, nil, true)
+	res, point, err = sr.resumeAgain(ctx, opts, dir, rec, point)
 	if err != nil {
 		return nil, nil, err
 	}
 	info := wireResume(res.Resume)
 	info.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
 	return res, info, nil
+}
+
+// resumeAgain resumes the journal in dir as the second process does. With
+// faults.crash_on_resume (and no crash point of the harness's own) that
+// process dies too, at its point, and a third resumes the journal it
+// left; point is then the second crash point, the one the last resume
+// follows.
+func (sr scenarioRun) resumeAgain(ctx context.Context, opts run.Options, dir string, rec **events.Recorder, point journal.Point) (*run.Result, journal.Point, error) {
+	spec := sr.sc.Faults.CrashOnResume
+	if spec == nil || sr.o.Crash != nil {
+		res, err := sr.journaled(ctx, opts, dir, nil, true)
+		return res, point, err
+	}
+	inj := ForSpec(spec)
+	res, err := sr.journaled(ctx, opts, dir, inj.Hook, true)
+	second, fired := inj.Fired()
+	switch {
+	case err != nil && !errors.Is(err, ErrCrash):
+		return nil, point, err
+	case !fired && res == nil:
+		return nil, point, errors.New("crash_on_resume point was never reached; the resumed run stopped without an end")
+	case !fired:
+		return nil, point, fmt.Errorf("crash_on_resume point was never reached; the resumed run ended with %s after %d steps", res.End.Reason, len(res.Steps))
+	}
+	*rec = &events.Recorder{}
+	opts.Sinks = sr.sinks(*rec, 0)
+	sr.restarted()
+	res, err = sr.journaled(ctx, opts, dir, nil, true)
+	return res, second, err
 }
 
 // journalPlayed tells the runner that the driver cut or damaged the
