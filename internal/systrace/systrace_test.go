@@ -137,3 +137,21 @@ func TestParse_paddedResumedReturn(t *testing.T) {
 		t.Fatalf("ops\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestParse_unreadableLine: a call line Parse cannot read is an error
+// naming it, not a call silently dropped; only the last line, which strace
+// may not have finished when it was killed, is let go.
+func TestParse_unreadableLine(t *testing.T) {
+	torn := "7 fsync(3</j/run/journal>) = 0\n7 fsync(3</j/run/jour"
+	if ops, err := Parse(strings.NewReader(torn)); err != nil || len(ops) != 1 {
+		t.Fatalf("a torn last line: %v, %d ops, want no error and 1 op", err, len(ops))
+	}
+	_, err := Parse(strings.NewReader("7 fsync(3</j/run/journal>) ~ 0\n7 sync() = 0\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("an unreadable line: %v, want an error naming line 1", err)
+	}
+	_, err = Parse(strings.NewReader("7 <... fsync resumed>) = 0\n7 sync() = 0\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("a resumed call without its start: %v, want an error naming line 1", err)
+	}
+}
