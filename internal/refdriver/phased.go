@@ -8,7 +8,6 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
-	"github.com/polyloop/polyloop-conform/reference/run"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -94,14 +93,9 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 			return tr, nil
 		}
 		rec := &events.Recorder{}
-		opts := run.Options{Model: run.ModelFunc(modelFor(sr.env, i, sr.o.Deviations)), Sinks: sr.sinks(rec, i),
-			JournalDir: protocol.PhaseJournal(dir, i), JournalHook: hookFor(i), JournalFS: sr.o.JournalFS}
-		var res *run.Result
-		if resume && i == from {
-			res, err = run.Resume(ctx, req, opts)
-		} else {
-			res, err = run.Run(ctx, req, opts)
-		}
+		opts := sr.options(rec, i)
+		opts.JournalDir, opts.JournalHook, opts.JournalFS = protocol.PhaseJournal(dir, i), hookFor(i), sr.o.JournalFS
+		res, err := sr.call(ctx, req, opts, resume && i == from)
 		if errors.Is(err, ErrCrash) {
 			return tr, err
 		}
@@ -125,7 +119,7 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 // journaling under dir with hookFor's hook; resuming, it resumes phase
 // from's journal and runs the phases after it.
 func ProcessPhases(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hookFor func(phase int) journal.Hook, from int, o Options) (*trajectories.Trajectory, error) {
-	sr := scenarioRun{sc: sc, def: definition(sc), env: env, o: o}
+	sr := newRun(sc, env, o)
 	if hookFor == nil {
 		hookFor = func(int) journal.Hook { return nil }
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,24 +72,44 @@ type Options struct {
 // scenarioRun is what every run of one scenario shares: the scenario, its
 // definition, the world it runs against and the driver's options.
 type scenarioRun struct {
-	sc  *scenarios.Scenario
-	def *run.Definition
-	env Env
-	o   Options
+	sc    *scenarios.Scenario
+	def   *run.Definition
+	env   Env
+	o     Options
+	seams deviation.Seams
+}
+
+func newRun(sc *scenarios.Scenario, env Env, o Options) scenarioRun {
+	return scenarioRun{sc: sc, def: definition(sc), env: env, o: o, seams: o.Deviations.Seams()}
+}
+
+// call runs req on the kernel, or resumes it, through the deviations'
+// seams.
+func (sr scenarioRun) call(ctx context.Context, req *run.Request, opts run.Options, resume bool) (*run.Result, error) {
+	sr.seams.Options(&opts)
+	k := sr.seams.Kernel()
+	if resume {
+		return k.Resume(ctx, req, opts)
+	}
+	return k.Run(ctx, req, opts)
+}
+
+// options are the collaborators of phase i's run, its events recorded in rec.
+func (sr scenarioRun) options(rec *events.Recorder, i int) run.Options {
+	return run.Options{Model: run.ModelFunc(modelFor(sr.env, i, sr.seams.Abandon())), Sinks: sr.sinks(rec, i)}
 }
 
 // Run runs sc and returns its trajectory, without handler_calls and
 // model_calls, which the runner fills from its fakes.
 func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*trajectories.Trajectory, error) {
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
-	def := definition(sc)
-	sr := scenarioRun{sc: sc, def: def, env: env, o: o}
+	sr := newRun(sc, env, o)
 	if multi(sc) && (sc.Faults.Crash != nil || sc.Faults.Resume) {
 		return sr.phasedCrashAndResume(ctx)
 	}
 	runs := sc.Runs()
 	for i, r := range runs {
-		req, err := BuildRequest(sc, def, i, env, o)
+		req, err := BuildRequest(sc, sr.def, i, env, o)
 		if err != nil {
 			if tr.AssemblyError = refusal(err); tr.AssemblyError == nil {
 				return nil, err
@@ -98,18 +117,18 @@ func Run(ctx context.Context, sc *scenarios.Scenario, env Env, o Options) (*traj
 			return tr, nil
 		}
 		rec := &events.Recorder{}
-		opts := run.Options{Model: run.ModelFunc(modelFor(env, i, o.Deviations)), Sinks: sr.sinks(rec, i)}
+		opts := sr.options(rec, i)
 		var res *run.Result
 		switch {
 		case sc.Faults.Crash != nil || o.Crash != nil:
 			res, tr.Resume, err = sr.crashAndResume(ctx, req, opts, &rec)
 		case sc.Faults.JournalError != nil:
 			opts.JournalHook = o.JournalHook
-			res, err = runWithWriteFault(ctx, req, opts, sc.Faults.JournalError, o.JournalRoot)
+			res, err = sr.runWithWriteFault(ctx, req, opts)
 		case sc.Faults.Resume:
 			res, tr.Resume, err = sr.stopAndResume(ctx, req, opts, &rec)
 		default:
-			res, err = run.Run(ctx, req, opts)
+			res, err = sr.call(ctx, req, opts, false)
 		}
 		ended, err := settle(tr, r.Name, multi(sc), res, err, rec.Events())
 		if err != nil || !ended {
@@ -181,7 +200,7 @@ func (sr scenarioRun) stopAndResume(ctx context.Context, req *run.Request, opts 
 	defer cleanup()
 	first := opts
 	first.JournalDir = dir
-	res, err := run.Run(ctx, req, first)
+	res, err := sr.call(ctx, req, first, false)
 	var in *run.Interrupted
 	if !errors.As(err, &in) {
 		if err == nil {
@@ -246,30 +265,20 @@ func journalDir(root, id string) (string, func(), error) {
 
 func multi(sc *scenarios.Scenario) bool { return sc.Request == nil }
 
-func modelFor(env Env, phase int, d deviation.Set) func(context.Context, []assembly.Message) (string, error) {
+func modelFor(env Env, phase int, abandon bool) func(context.Context, []assembly.Message) (string, error) {
 	return func(ctx context.Context, in []assembly.Message) (string, error) {
 		out, err := env.Complete(ctx, phase, WireMessages(in))
-		released(err, d)
-		return out, deadlineAsFailure(err, d)
+		released(err, abandon)
+		return out, err
 	}
-}
-
-// deadlineAsFailure is deviation DeadlineIsFailure, a wrapper around the
-// model and handler seams: a port that recognises only context.Canceled
-// sees the passing deadline as an ordinary error of the call.
-func deadlineAsFailure(err error, d deviation.Set) error {
-	if d.On(deviation.DeadlineIsFailure) && errors.Is(err, context.DeadlineExceeded) {
-		return &fakes.NamedError{Type: "DeadlineExceeded", Message: "the call did not finish in time"}
-	}
-	return err
 }
 
 // released marks a cancelled fake call as released: in process, the
 // kernel's cancellation reached the call, which is what releasing it means
-// (0004.D4.release), unless deviation CancelNotReleased abandons it.
-func released(err error, d deviation.Set) {
+// (0004.D4.release), unless a deviation abandons it.
+func released(err error, abandon bool) {
 	var b *fakes.Blocked
-	if errors.As(err, &b) && !d.On(deviation.CancelNotReleased) {
+	if errors.As(err, &b) && !abandon {
 		b.Release()
 	}
 }
@@ -340,7 +349,7 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	}
 	first := opts
 	first.JournalDir, first.JournalHook = dir, inj.Hook
-	res, err := run.Run(ctx, req, first)
+	res, err := sr.call(ctx, req, first, false)
 	point, fired := inj.Fired()
 	switch {
 	case err != nil && !errors.Is(err, ErrCrash):
@@ -389,10 +398,7 @@ func (sr scenarioRun) journaled(ctx context.Context, opts run.Options, dir strin
 		return nil, err
 	}
 	opts.JournalDir, opts.JournalHook, opts.JournalFS = dir, hook, sr.o.JournalFS
-	if resume {
-		return run.Resume(ctx, req, opts)
-	}
-	return run.Run(ctx, req, opts)
+	return sr.call(ctx, req, opts, resume)
 }
 
 // Process runs one process's share of a crash-and-resume scenario: the
@@ -403,11 +409,9 @@ func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, h
 	if sc.Request == nil {
 		return nil, fmt.Errorf("scenario %s has phases; crash exploration runs single-request scenarios", sc.ID)
 	}
-	def := definition(sc)
 	rec := &events.Recorder{}
-	sr := scenarioRun{sc: sc, def: def, env: env, o: o}
-	opts := run.Options{Model: run.ModelFunc(modelFor(env, 0, o.Deviations)), Sinks: sr.sinks(rec, 0)}
-	res, err := sr.journaled(ctx, opts, dir, hook, resume)
+	sr := newRun(sc, env, o)
+	res, err := sr.journaled(ctx, sr.options(rec, 0), dir, hook, resume)
 	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
 	if tr.AssemblyError = refusal(err); tr.AssemblyError != nil {
 		// Refused before anything ran, as Run reports it: the same
@@ -431,7 +435,8 @@ func definition(sc *scenarios.Scenario) *run.Definition {
 // Errnos a journal_error fault may name.
 var errnos = map[string]error{"ENOSPC": syscall.ENOSPC, "EACCES": syscall.EACCES, "EIO": syscall.EIO}
 
-func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, f *scenarios.JournalError, root string) (*run.Result, error) {
+func (sr scenarioRun) runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options) (*run.Result, error) {
+	f, root := sr.sc.Faults.JournalError, sr.o.JournalRoot
 	if root != "" {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return nil, fmt.Errorf("create journal directory: %w", err)
@@ -449,7 +454,7 @@ func runWithWriteFault(ctx context.Context, req *run.Request, opts run.Options, 
 		}
 		return nil
 	}
-	return run.Run(ctx, req, opts)
+	return sr.call(ctx, req, opts, false)
 }
 
 // TearTail cuts the last record of the reference's journal in dir in
@@ -462,146 +467,115 @@ func DamageJournal(dir, kind string) error {
 	return journalfile.Damage(filepath.Join(dir, journal.FileName), kind)
 }
 
-// deviateSpecs applies the registry deviations: a later spec of the same
-// name replaces the earlier, a schema that does not compile accepts any
-// object.
-func deviateSpecs(specs []tools.ToolSpec, d deviation.Set, cache *tools.SchemaCache) []tools.ToolSpec {
-	if d.On(deviation.DuplicateNamesAccepted) {
-		var out []tools.ToolSpec
-		for _, s := range specs {
-			if i := slices.IndexFunc(out, func(o tools.ToolSpec) bool { return o.Name == s.Name }); i >= 0 {
-				out[i] = s
-				continue
-			}
-			out = append(out, s)
-		}
-		specs = out
-	}
-	if d.On(deviation.BrokenSchemaAccepted) {
-		for i := range specs {
-			if _, err := tools.NewRegistryWithCache(cache, specs[i]); err != nil {
-				specs[i].Parameters = map[string]any{"type": "object"}
-			}
-		}
-	}
-	return specs
-}
-
 // BuildRequest assembles phase i of sc; assembly failures come back as
 // *run.AssemblyError.
 func BuildRequest(sc *scenarios.Scenario, def *run.Definition, i int, env Env, o Options) (*run.Request, error) {
-	cache := o.Schemas
+	seams := o.Deviations.Seams()
 	r := sc.Runs()[i]
-	if first := sc.Runs()[0]; i > 0 {
-		// Deviations that take a per-request part from the first request,
-		// as a port that put it on the definition would (0003.D1).
-		if o.Deviations.On(deviation.BudgetFromFirstRequest) {
-			r.Budget = first.Budget
-		}
-		if o.Deviations.On(deviation.GoalOnDefinition) {
-			r.GoalFragment = first.GoalFragment
-		}
-	}
-	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
-	for _, t := range sc.Tools {
-		policy, err := tools.ParseReplayPolicy(t.Replay)
-		if err != nil {
-			return nil, err
-		}
-		spec := tools.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, ReplayPolicy: policy, CompletesRun: t.CompletesRun}
-		if env.HasHandler(t.Name) {
-			name, phase := t.Name, i
-			spec.Handler = func(ctx context.Context, args map[string]any) (string, error) {
-				if o.Deviations.On(deviation.HandlerGetsToolKey) {
-					args = maps.Clone(args)
-					args["tool"] = name
-				}
-				out, err := env.CallHandler(ctx, phase, name, args)
-				released(err, o.Deviations)
-				return out, kernelHandlerError(deadlineAsFailure(err, o.Deviations))
-			}
-		} else if o.Deviations.On(deviation.LazyHandlerCheck) {
-			name := t.Name
-			spec.Handler = func(context.Context, map[string]any) (string, error) {
-				return "", fmt.Errorf("tool %s has no handler", name)
-			}
-		}
-		specs = append(specs, spec)
-	}
-	specs = deviateSpecs(specs, o.Deviations, cache)
-	full, err := tools.NewRegistryWithCache(cache, specs...)
+	full, visible, err := registries(sc, r, i, env, o, seams)
 	if err != nil {
 		return nil, run.AsAssemblyError(err)
 	}
-	visible := full
-	if r.VisibleTools != nil {
-		names := r.VisibleTools
-		if o.Deviations.On(deviation.UnknownRestrictDropped) {
-			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { _, ok := full.Lookup(n); return !ok })
-		}
-		if visible, err = full.RestrictTo(names...); err != nil {
-			return nil, run.AsAssemblyError(err)
-		}
-		if o.Deviations.On(deviation.HandlersDroppedRestrict) {
-			var bare []tools.ToolSpec
-			for _, n := range visible.Names() {
-				spec, _ := visible.Lookup(n)
-				c := *spec
-				c.Handler = nil
-				bare = append(bare, c)
-			}
-			if visible, err = tools.NewRegistryWithCache(cache, bare...); err != nil {
-				return nil, run.AsAssemblyError(err)
-			}
-		}
+	ex, err := executorFor(r, i, env, full, visible, seams)
+	if err != nil {
+		return nil, err
 	}
-	var ex run.ActionExecutor
-	switch r.Executor {
-	case scenarios.ExecutorProject:
-		ex = projectExecutor{env: env, phase: i}
-	case scenarios.ExecutorFullRegistry:
-		re, err := full.Executor()
-		if err != nil {
-			return nil, run.AsAssemblyError(err)
-		}
-		ex = re
-	default:
-		re, err := visible.Executor()
-		if err != nil {
-			err = run.AsAssemblyError(err)
-			var ae *run.AssemblyError
-			if errors.As(err, &ae) && o.Deviations.On(deviation.FirstMissingHandlerOnly) && len(ae.Tools) > 1 {
-				ae.Tools = ae.Tools[:1]
-			}
-			return nil, err
-		}
-		ex = re
-	}
-	var measure assembly.Measure
-	if play := o.Measure; play != nil {
-		phase := i
-		measure = func(t assembly.BlockType, text string) (int, error) { return play(phase, string(t), text) }
-	} else if len(r.MeasureUnknown) > 0 {
-		unknown := r.MeasureUnknown
-		measure = func(t assembly.BlockType, text string) (int, error) {
-			if slices.Contains(unknown, string(t)) {
-				return 0, &fakes.Unmeasurable{Block: string(t)}
-			}
-			return assembly.RuneCount(t, text)
-		}
-	}
-	return run.NewRequest(run.RequestConfig{
+	c := run.RequestConfig{
 		Definition:   def,
 		GoalFragment: r.GoalFragment,
-		Budget:       run.Budget{MaxEffectiveSteps: r.Budget.MaxEffectiveSteps, MaxTotalSteps: r.Budget.MaxTotalSteps},
+		Budget:       budget(r),
 		Tools:        visible,
 		Executor:     ex,
 		Synthetic:    run.SyntheticObservations{NotExecuted: r.Synthetic.NotExecuted, EnvError: r.Synthetic.EnvError},
 		Injections:   r.Injections.ByChannel(),
 		Language:     run.Language(r.Language),
-		Measure:      measure,
-		Deviations:   o.Deviations,
-	})
+		Measure:      measureFor(r, i, o),
+	}
+	first := sc.Runs()[0]
+	if err := seams.Request(&c, run.RequestConfig{Budget: budget(first), GoalFragment: first.GoalFragment}); err != nil {
+		return nil, err
+	}
+	return run.NewRequest(c)
+}
+
+func budget(r scenarios.Request) run.Budget {
+	return run.Budget{MaxEffectiveSteps: r.Budget.MaxEffectiveSteps, MaxTotalSteps: r.Budget.MaxTotalSteps}
+}
+
+// registries builds phase i's full registry and the visible one
+// (restricted to the phase's visible tools, or the full one).
+func registries(sc *scenarios.Scenario, r scenarios.Request, i int, env Env, o Options, seams deviation.Seams) (full, visible *tools.ToolRegistry, err error) {
+	cache := o.Schemas
+	specs := make([]tools.ToolSpec, 0, len(sc.Tools))
+	for _, t := range sc.Tools {
+		policy, err := tools.ParseReplayPolicy(t.Replay)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec := tools.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters, ReplayPolicy: policy, CompletesRun: t.CompletesRun}
+		if env.HasHandler(t.Name) {
+			spec.Handler = handlerFor(env, i, t.Name, seams.Abandon())
+		}
+		specs = append(specs, spec)
+	}
+	if full, err = tools.NewRegistryWithCache(cache, seams.Specs(specs, cache)...); err != nil {
+		return nil, nil, err
+	}
+	if r.VisibleTools == nil {
+		return full, full, nil
+	}
+	if visible, err = full.RestrictTo(seams.Restrict(full, r.VisibleTools)...); err != nil {
+		return nil, nil, err
+	}
+	visible, err = seams.Visible(visible, cache)
+	return full, visible, err
+}
+
+// handlerFor is tool name's handler in phase i: the runner's.
+func handlerFor(env Env, phase int, name string, abandon bool) tools.ToolHandler {
+	return func(ctx context.Context, args map[string]any) (string, error) {
+		out, err := env.CallHandler(ctx, phase, name, args)
+		released(err, abandon)
+		return out, kernelHandlerError(err)
+	}
+}
+
+// executorFor is phase r's executor: the project's, or one derived from
+// the full or the visible registry.
+func executorFor(r scenarios.Request, i int, env Env, full, visible *tools.ToolRegistry, seams deviation.Seams) (run.ActionExecutor, error) {
+	switch r.Executor {
+	case scenarios.ExecutorProject:
+		return projectExecutor{env: env, phase: i}, nil
+	case scenarios.ExecutorFullRegistry:
+		re, err := full.Executor()
+		if err != nil {
+			return nil, run.AsAssemblyError(err)
+		}
+		return re, nil
+	}
+	re, err := visible.Executor()
+	if err != nil {
+		return nil, seams.Refusal(run.AsAssemblyError(err))
+	}
+	return re, nil
+}
+
+// measureFor is phase r's size measure: the runner's when it plays one,
+// else the reference's, refusing the block types the scenario names.
+func measureFor(r scenarios.Request, i int, o Options) assembly.Measure {
+	if play := o.Measure; play != nil {
+		return func(t assembly.BlockType, text string) (int, error) { return play(i, string(t), text) }
+	}
+	if len(r.MeasureUnknown) == 0 {
+		return nil
+	}
+	unknown := r.MeasureUnknown
+	return func(t assembly.BlockType, text string) (int, error) {
+		if slices.Contains(unknown, string(t)) {
+			return 0, &fakes.Unmeasurable{Block: string(t)}
+		}
+		return assembly.RuneCount(t, text)
+	}
 }
 
 func appendResult(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Result, evs []events.Event) {
