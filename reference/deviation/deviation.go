@@ -112,71 +112,23 @@ type Deviation struct {
 
 // All lists every deviation, by name.
 func All() []Deviation {
-	out := []Deviation{
-		{HandlerErrorNotExecuted, "0008.D4.handler-error", "a handler's ordinary error is reported NOT_EXECUTED, synthetic, instead of EXECUTED",
-			Wrap{Request: outcomes(ordinaryError(func(out *tools.ActionOutcome, _ tools.CallReport) {
-				out.Status, out.ObservationIsSynthetic = tools.StatusNotExecuted, true
-			}))}},
-		{EnvErrorExecuted, "0008.D4.env-error", "a ToolEnvironmentError is reported EXECUTED instead of ENV_ERROR",
-			Wrap{Request: outcomes(envErrorExecuted)}},
-		{StackInObservation, "0008.D4.handler-error", "a handler error's observation carries a stack frame",
-			Wrap{Request: outcomes(ordinaryError(func(out *tools.ActionOutcome, _ tools.CallReport) {
-				out.Observation += "\n\tat handler (tools/handler.go:42)"
-			}))}},
-		{InvalidCallsEffective, "0004.D1", "a NOT_EXECUTED step counts as an effective step",
-			Wrap{Options: departure(func(d *run.Departures) { d.InvalidCallsEffective = true })}},
-		{EnvErrorContinues, "0004.D2", "an ENV_ERROR does not end the run",
-			Wrap{Request: verdict(func(v *run.Verdict) { v.Outcome.Status = notEnvError(v.Outcome.Status) })}},
-		{CapsBeforeCompletion, "0004.D3.order", "the caps are judged before completion",
-			Wrap{Request: judge(capsFirst)}},
-		{CompletionMerged, "0006.D5", "a completes_run tool ends the run as goal_reached_by_environment",
-			Wrap{Request: judge(completionMerged)}},
-		{SystemMessage, "0010.D1", "the library puts a system message before the context",
-			Wrap{Request: assembler(systemMessage)}},
-		{InjectionsUnsorted, "0010.D3", "injection channels come in reverse name order",
-			Wrap{Request: layout{reversed: true}.wrap}},
-		{EmptyInjectionKept, "0010.D3.empty-entry", "an empty injection entry becomes an empty user message",
-			Wrap{Request: layout{entries: slices.Clone[[]string]}.wrap}},
-		{NoPlaceholderCheck, "0010.D4", "a template without {observation} is accepted",
-			Wrap{Request: checkTemplate(noPlaceholderCheck)}},
-		{UnknownBlockZero, "0010.D5", "a block the measure cannot measure counts as 0",
-			Wrap{Request: measure(unknownZero)}},
+	out := slices.Concat(journalDeviations(), requestDeviations(), judgeDeviations(), registryDeviations(),
+		handlerDeviations(), contextDeviations(), eventDeviations())
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Journal deviations break the journal and resume (0002).
+func journalDeviations() []Deviation {
+	return []Deviation{
 		{NeverReplayed, "0002.D4", "resume runs an unfinished NEVER action again",
 			Wrap{Options: rewrite(replayed(string(tools.ReplayNever), string(tools.ReplaySafe), false))}},
 		{SafeNotReplayed, "0002.D4", "resume gives up on an unfinished SAFE action instead of replaying it",
 			Wrap{Options: rewrite(replayed(string(tools.ReplaySafe), string(tools.ReplayNever), false))}},
 		{RecordedEndIgnored, "0002.D3", "resume ignores a journalled end and runs on",
 			Wrap{Options: rewrite(endIgnored)}},
-		{HistoryUsesExecutorText, "0007.D2", "the history shows the executor's sentence instead of the synthetic text",
-			Wrap{Options: departure(func(d *run.Departures) { d.HistoryShowsExecutorText = true })}},
-		{ModelFailureRetried, "0003.D3", "a failed model call is made once more",
-			Wrap{Options: model(retried)}},
-		{FirstMissingHandlerOnly, "0008.D2.names", "executor() names only the first spec without a handler",
-			Wrap{Refusal: firstMissingOnly}},
-		{BareCallAccepted, "0003.D6.bare-call", "a call with no arguments object passes validation when the schema allows {}",
-			Wrap{Request: parser(bareCallAccepted)}},
-		{ValidationSkipped, "0003.D4", "calls to a project executor are not validated first",
-			Wrap{Options: departure(func(d *run.Departures) { d.ValidationSkipped = true })}},
-		{ZeroCapsAccepted, "0004.D1.min", "a cap below 1 is accepted",
-			Wrap{Request: zeroCapsAccepted}},
-		{CancelEndsRun, "0004.D4", "a cancelled run journals an end with reason cancelled instead of stopping resumable",
-			Wrap{Kernel: cancelEndsRun}},
-		{DeadlineIsFailure, "0004.D4.deadline", "the run's deadline passing in a call is taken for the call's failure (a failed model call, a handler error), not for a cancellation",
-			deadlineIsFailure},
-		{LazyHandlerCheck, "0008.D2", "executor() does not check for missing handlers; a call to one fails when made",
-			Wrap{Specs: lazyHandlers}},
-		{MismatchAccepted, "0006.D3", "a RegistryExecutor from another registry than the visible one is accepted",
-			Wrap{Request: executor(unrecognised)}},
 		{JournalErrorIgnored, "0002.D6", "a failed journal write is ignored and the run goes on",
 			Wrap{Options: journalErrorIgnored}},
-		{DuplicateNamesAccepted, "0006.D6.construction", "a second tool with the same name replaces the first",
-			Wrap{Specs: duplicatesReplaced}},
-		{BrokenSchemaAccepted, "0006.D6.construction", "a parameter schema that does not compile is taken as accepting any object",
-			Wrap{Specs: brokenSchemaAccepted}},
-		{UnknownRestrictDropped, "0006.D6", "restrict_to leaves out names the registry does not have instead of refusing them",
-			Wrap{Restrict: unknownDropped}},
-		{ContextSizeOffByOne, "0010.D5", "the context size counts one more than the measure gives (a separator or a header counted)",
-			Wrap{Request: after(offByOne)}},
 		{IntentAfterAction, "0002.D1", "the action intent is journalled after the action ran, beside its result",
 			Wrap{Options: departure(func(d *run.Departures) { d.IntentAfterAction = true })}},
 		{NoRunEndRecord, "0002.D2", "the run's end is returned but never journalled; the caller is left to record it",
@@ -187,12 +139,20 @@ func All() []Deviation {
 			Wrap{Options: rewrite(replayed(string(tools.ReplayNever), string(tools.ReplaySafe), true))}},
 		{TornTailRefused, "0002.D5", "a torn final record makes resume fail instead of being reported and cut",
 			Wrap{Options: read(tornRefused)}},
-		{EnvCompletionNeedsExecuted, "0004.D3.env-not-executed", "the environment's completion signal is ignored when the step's action did not execute",
-			Wrap{Request: verdict(func(v *run.Verdict) {
-				v.Outcome.EnvReportedCompletion = v.Outcome.EnvReportedCompletion && v.Outcome.Status != tools.StatusNotExecuted
-			})}},
 		{DamagedTailCut, "0002.D5", "a complete last record with a bad checksum is cut like a torn one and resume goes on, instead of refusing",
 			Wrap{Options: read(damagedCut)}},
+	}
+}
+
+// Request deviations break the request, the model call and the decision (0003, 0007).
+func requestDeviations() []Deviation {
+	return []Deviation{
+		{ModelFailureRetried, "0003.D3", "a failed model call is made once more",
+			Wrap{Options: model(retried)}},
+		{BareCallAccepted, "0003.D6.bare-call", "a call with no arguments object passes validation when the schema allows {}",
+			Wrap{Request: parser(bareCallAccepted)}},
+		{ValidationSkipped, "0003.D4", "calls to a project executor are not validated first",
+			Wrap{Options: departure(func(d *run.Departures) { d.ValidationSkipped = true })}},
 		{BudgetFromFirstRequest, "0003.D1", "every phase runs with the first request's budget, as if the budget belonged to the definition",
 			Wrap{Request: fromFirst(func(c *run.RequestConfig, first run.RequestConfig) { c.Budget = first.Budget })}},
 		{GoalOnDefinition, "0003.D1.goal", "every phase uses the first request's goal fragment",
@@ -209,6 +169,34 @@ func All() []Deviation {
 			Wrap{Request: parser(repairsUnnamed)}},
 		{DecisionFailureUncount, "0003.D7", "output that is not an action is settled but not counted as a step",
 			Wrap{Options: departure(func(d *run.Departures) { d.DecisionFailuresUncounted = true })}},
+		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped",
+			Wrap{Request: parser(firstCallTaken)}},
+		{CodeFenceWholeOnly, "0003.D5.fence", "a code fence is stripped only when it wraps the whole output, so prose before the fence is run as code",
+			Wrap{Request: parser(wholeFenceOnly)}},
+		{HistoryUsesExecutorText, "0007.D2", "the history shows the executor's sentence instead of the synthetic text",
+			Wrap{Options: departure(func(d *run.Departures) { d.HistoryShowsExecutorText = true })}},
+	}
+}
+
+// Judge deviations break the counters and the stop judge (0004).
+func judgeDeviations() []Deviation {
+	return []Deviation{
+		{InvalidCallsEffective, "0004.D1", "a NOT_EXECUTED step counts as an effective step",
+			Wrap{Options: departure(func(d *run.Departures) { d.InvalidCallsEffective = true })}},
+		{EnvErrorContinues, "0004.D2", "an ENV_ERROR does not end the run",
+			Wrap{Request: verdict(func(v *run.Verdict) { v.Outcome.Status = notEnvError(v.Outcome.Status) })}},
+		{CapsBeforeCompletion, "0004.D3.order", "the caps are judged before completion",
+			Wrap{Request: judge(capsFirst)}},
+		{ZeroCapsAccepted, "0004.D1.min", "a cap below 1 is accepted",
+			Wrap{Request: zeroCapsAccepted}},
+		{CancelEndsRun, "0004.D4", "a cancelled run journals an end with reason cancelled instead of stopping resumable",
+			Wrap{Kernel: cancelEndsRun}},
+		{DeadlineIsFailure, "0004.D4.deadline", "the run's deadline passing in a call is taken for the call's failure (a failed model call, a handler error), not for a cancellation",
+			deadlineIsFailure},
+		{EnvCompletionNeedsExecuted, "0004.D3.env-not-executed", "the environment's completion signal is ignored when the step's action did not execute",
+			Wrap{Request: verdict(func(v *run.Verdict) {
+				v.Outcome.EnvReportedCompletion = v.Outcome.EnvReportedCompletion && v.Outcome.Status != tools.StatusNotExecuted
+			})}},
 		{EnvCompletionIgnored, "0004.D3", "the judge ignores env_reported_completion",
 			Wrap{Request: verdict(func(v *run.Verdict) { v.Outcome.EnvReportedCompletion = false })}},
 		{BothCompletionsToolWins, "0004.D3.both", "when both completions come in one step the tool's wins",
@@ -217,10 +205,46 @@ func All() []Deviation {
 			Wrap{Request: toolErrorCompletes}},
 		{CancelNotReleased, "0004.D4.release", "a cancelled call is abandoned without being released",
 			Wrap{Abandon: true}},
+	}
+}
+
+// Registry deviations break the tool registry (0006).
+func registryDeviations() []Deviation {
+	return []Deviation{
+		{CompletionMerged, "0006.D5", "a completes_run tool ends the run as goal_reached_by_environment",
+			Wrap{Request: judge(completionMerged)}},
+		{MismatchAccepted, "0006.D3", "a RegistryExecutor from another registry than the visible one is accepted",
+			Wrap{Request: executor(unrecognised)}},
+		{DuplicateNamesAccepted, "0006.D6.construction", "a second tool with the same name replaces the first",
+			Wrap{Specs: duplicatesReplaced}},
+		{BrokenSchemaAccepted, "0006.D6.construction", "a parameter schema that does not compile is taken as accepting any object",
+			Wrap{Specs: brokenSchemaAccepted}},
+		{UnknownRestrictDropped, "0006.D6", "restrict_to leaves out names the registry does not have instead of refusing them",
+			Wrap{Restrict: unknownDropped}},
 		{RegistryIdentity, "0006.D3.same", "registries are compared by object identity, so one narrowed twice to the same names is a mismatch",
 			Wrap{Request: registryIdentity}},
 		{StringNumbersCoerced, "0006.D6.no-coercion", "a numeric string is coerced to a number when that makes the call valid",
 			Wrap{Request: parser(numbersCoerced)}},
+	}
+}
+
+// Handler deviations break tool handlers and the derived executor (0008).
+func handlerDeviations() []Deviation {
+	return []Deviation{
+		{HandlerErrorNotExecuted, "0008.D4.handler-error", "a handler's ordinary error is reported NOT_EXECUTED, synthetic, instead of EXECUTED",
+			Wrap{Request: outcomes(ordinaryError(func(out *tools.ActionOutcome, _ tools.CallReport) {
+				out.Status, out.ObservationIsSynthetic = tools.StatusNotExecuted, true
+			}))}},
+		{EnvErrorExecuted, "0008.D4.env-error", "a ToolEnvironmentError is reported EXECUTED instead of ENV_ERROR",
+			Wrap{Request: outcomes(envErrorExecuted)}},
+		{StackInObservation, "0008.D4.handler-error", "a handler error's observation carries a stack frame",
+			Wrap{Request: outcomes(ordinaryError(func(out *tools.ActionOutcome, _ tools.CallReport) {
+				out.Observation += "\n\tat handler (tools/handler.go:42)"
+			}))}},
+		{FirstMissingHandlerOnly, "0008.D2.names", "executor() names only the first spec without a handler",
+			Wrap{Refusal: firstMissingOnly}},
+		{LazyHandlerCheck, "0008.D2", "executor() does not check for missing handlers; a call to one fails when made",
+			Wrap{Specs: lazyHandlers}},
 		{HandlersDroppedRestrict, "0008.D1", "restrict_to copies the specs without their handlers",
 			Wrap{Visible: handlersDropped}},
 		{HandlerGetsToolKey, "0008.D3", "the handler gets the tool name in its arguments",
@@ -241,6 +265,24 @@ func All() []Deviation {
 			Wrap{Request: outcomes(cancelAsObservation)}},
 		{CompletesRunAsEnvSignal, "0008.D4.constants", "the derived executor sets env_reported_completion for a completes_run tool",
 			Wrap{Request: completesRunAsEnvSignal}},
+	}
+}
+
+// Context deviations break context assembly (0010).
+func contextDeviations() []Deviation {
+	return []Deviation{
+		{SystemMessage, "0010.D1", "the library puts a system message before the context",
+			Wrap{Request: assembler(systemMessage)}},
+		{InjectionsUnsorted, "0010.D3", "injection channels come in reverse name order",
+			Wrap{Request: layout{reversed: true}.wrap}},
+		{EmptyInjectionKept, "0010.D3.empty-entry", "an empty injection entry becomes an empty user message",
+			Wrap{Request: layout{entries: slices.Clone[[]string]}.wrap}},
+		{NoPlaceholderCheck, "0010.D4", "a template without {observation} is accepted",
+			Wrap{Request: checkTemplate(noPlaceholderCheck)}},
+		{UnknownBlockZero, "0010.D5", "a block the measure cannot measure counts as 0",
+			Wrap{Request: measure(unknownZero)}},
+		{ContextSizeOffByOne, "0010.D5", "the context size counts one more than the measure gives (a separator or a header counted)",
+			Wrap{Request: after(offByOne)}},
 		{ToolSectionRendered, "0010.D1.messages-only", "the tools' schemas are rendered into the model input as a message",
 			Wrap{Request: after(toolSection)}},
 		{GoalBeforeInjections, "0010.D2", "the goal fragment comes before the injections",
@@ -253,19 +295,19 @@ func All() []Deviation {
 			Wrap{Request: checkTemplate(jinjaPlaceholder)}},
 		{BlockNamesRenamed, "0010.D5.names", "the observation block is measured as block type tool_result",
 			Wrap{Request: measure(blocksRenamed)}},
+	}
+}
+
+// Event deviations break the audit events (0011).
+func eventDeviations() []Deviation {
+	return []Deviation{
 		{RepairedDecisionMissing, "0011.D1", "model_step events carry the raw output without the repaired decision",
 			Wrap{Options: sinks(withoutDecision)}},
 		{SinkFailureStops, "0011.D2", "a failing event sink stops the run",
 			Wrap{Options: sinkFailureStops}},
 		{SinkFailuresUncounted, "0011.D2.count", "sink failures are not counted in event_sink_failures",
 			Wrap{Options: sinks(uncounted)}},
-		{SeveralCallsFirst, "0003.D7.several", "of several tool calls in one model message, the first is run and the rest dropped",
-			Wrap{Request: parser(firstCallTaken)}},
-		{CodeFenceWholeOnly, "0003.D5.fence", "a code fence is stripped only when it wraps the whole output, so prose before the fence is run as code",
-			Wrap{Request: parser(wholeFenceOnly)}},
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // departure sets one of the kernel's own departures.
