@@ -22,6 +22,9 @@ type Field struct {
 	// synthetic, normative elsewhere).
 	Class   string
 	Meaning string
+	// Required is true when the schema requires the field wherever its
+	// parent is present; Nullable when it allows null.
+	Required, Nullable bool
 }
 
 // ClassTextIfSynthetic is the one conditional class: an observation is the
@@ -97,6 +100,14 @@ func (w *fieldWalker) object(prefix string, s map[string]any, depth int) {
 		return
 	}
 	props, _ := s["properties"].(map[string]any)
+	required := map[string]bool{}
+	if req, ok := s["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
 	// Sorted by name: decoding into maps loses the file's order, and a
 	// stable order keeps the generated field table reviewable.
 	names := make([]string, 0, len(props))
@@ -122,9 +133,31 @@ func (w *fieldWalker) object(prefix string, s map[string]any, depth int) {
 			}
 		}
 		meaning, _ := sub["description"].(string)
-		w.out = append(w.out, Field{Path: path, Class: class, Meaning: meaning})
+		w.out = append(w.out, Field{Path: path, Class: class, Meaning: meaning, Required: required[name], Nullable: nullable(sub)})
 		w.children(path, w.resolve(sub), depth)
 	}
+}
+
+// nullable reports whether a field's schema allows null: a type list with
+// "null", or a oneOf with a null branch.
+func nullable(s map[string]any) bool {
+	switch t := s["type"].(type) {
+	case string:
+		return t == "null"
+	case []any:
+		for _, x := range t {
+			if x == "null" {
+				return true
+			}
+		}
+	}
+	one, _ := s["oneOf"].([]any)
+	for _, b := range one {
+		if bm, ok := b.(map[string]any); ok && bm["type"] == "null" {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *fieldWalker) children(path string, s map[string]any, depth int) {
@@ -172,6 +205,26 @@ func Classifier(golden any) (func(path string) compare.Class, error) {
 		}
 		return compare.Normative
 	}, nil
+}
+
+// DiffRuns compares two trajectories of one implementation, as plain JSON
+// values, field by field by class, the first taking the golden's part (it
+// resolves text-if-synthetic): every comparison between two runs of one
+// implementation (run --repeat, explore's resume against the run it
+// interrupted) judges them as a run is judged against its golden. A text
+// field keeps the text rule in the default profile; under strict it is
+// compared word for word, except for the directory the runner drew for
+// each run (compare.Verbatim), which is the runner's choice.
+func DiffRuns(first, second any, strict bool, ignore ...string) ([]compare.Difference, error) {
+	class, err := Classifier(first)
+	if err != nil {
+		return nil, err
+	}
+	o := compare.Options{Class: class, Ignore: ignore}
+	if strict {
+		o.TextEqual = compare.Verbatim
+	}
+	return compare.Diff(first, second, o)
 }
 
 // DeclaredClass returns the declared class (as Field.Class writes it) of a

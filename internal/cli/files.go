@@ -233,17 +233,17 @@ func printIgnored(s stdio, counts map[string]int) {
 const strictUsage = "compare implementation text (executor sentences, parse errors, error messages) word for word; by default it is checked only by the text rule (docs/trajectory-format.md)"
 
 // diffOptions compares by the trajectory format's classes, resolved
-// against want, unless strict asks for every field to match exactly.
+// against want; strict compares text word for word too (compare.Verbatim).
 func diffOptions(want any, ignore []string, strict bool) (compare.Options, error) {
 	o := compare.Options{Ignore: ignore}
-	if strict {
-		return o, nil
-	}
 	class, err := trajectories.Classifier(want)
 	if err != nil {
 		return o, err
 	}
 	o.Class = class
+	if strict {
+		o.TextEqual = compare.Verbatim
+	}
 	return o, nil
 }
 

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/generate"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/reference/tools"
+	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
 // generateCmd compares an implementation with the reference on scenarios
@@ -30,6 +32,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	report.registerAs(fs, false, "report-out")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one run of one case")
 	first := fs.Bool("first", false, "stop at the first difference")
+	from := fs.String("from", "", "also draw variants of the scenarios in `DIR` (renamed tools, reordered registrations, new texts), beside the suite's own")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -48,6 +51,10 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	if err := report.check(); err != nil {
 		return setupError(s, err)
 	}
+	sources, err := generateSources(*from)
+	if err != nil {
+		return setupError(s, err)
+	}
 	d, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, logs: io.Discard})
 	if err != nil {
 		return setupError(s, err)
@@ -55,7 +62,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	o := generate.Options{
 		Reference: refdriver.Driver{Schemas: &tools.SchemaCache{}}, Impl: d,
-		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first,
+		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first, Sources: sources,
 		Progress: func(sum generate.Summary) {
 			fmt.Fprintf(s.err, "\r%d cases, %d differences", sum.Cases, len(sum.Found))
 		},
@@ -97,16 +104,37 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 func generateRows(sum generate.Summary, seed uint64, dir string, took time.Duration) []report.Row {
 	var rows []report.Row
 	for _, f := range sum.Found {
-		note := fmt.Sprintf("DIFFERENCE case %d of seed %d, shrunk to %d step(s) and %d tool(s)", f.Case, seed, f.Steps, f.Tools)
+		how := "shrunk to"
+		if !f.Shrunk {
+			how = "not shrunk,"
+		}
+		note := fmt.Sprintf("DIFFERENCE case %d of seed %d, %s %d step(s) and %d tool(s)", f.Case, seed, how, f.Steps, f.Tools)
 		if f.File != "" {
 			note += fmt.Sprintf("; saved as %s (and .json) in %s", f.ID+".yaml", dir)
 		}
 		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
-			Problems: f.Details, Note: note})
+			Problems: f.Details, Note: note, ScenarioYAML: string(f.YAML)})
 	}
 	if agreed := sum.Cases - len(sum.Found); agreed > 0 {
 		rows = append(rows, report.Row{Scenario: fmt.Sprintf("generated.s%d", seed), Verdict: report.Pass, Evidence: report.Observed, Duration: took,
 			Note: fmt.Sprintf("%d generated case(s) gave the reference's trajectory (%d discarded, %d skipped)", agreed, sum.Discarded, sum.Skipped)})
 	}
 	return rows
+}
+
+// generateSources are the scenarios whose variants generate draws: the
+// suite's own, and with --from DIR a team's as well.
+func generateSources(from string) ([]generate.Source, error) {
+	sources, err := generate.LoadSources(scenarios.Embedded())
+	if err != nil || from == "" {
+		return sources, err
+	}
+	if err := inputDir("from", from, "*.yaml"); err != nil {
+		return nil, err
+	}
+	theirs, err := generate.LoadSources(os.DirFS(from))
+	if err != nil {
+		return nil, fmt.Errorf("--from %s: %w", from, err)
+	}
+	return append(sources, theirs...), nil
 }

@@ -41,3 +41,31 @@ func TestGenerateFindsShrinksAndSaves(t *testing.T) {
 		t.Errorf("generate without --impl: exit %d, %s", code, errs)
 	}
 }
+
+// TestGenerateFrom: --from draws variants of a team's scenarios beside
+// the suite's; a directory without scenarios, or with one that does not
+// load, is a set-up error naming it.
+func TestGenerateFrom(t *testing.T) {
+	t.Parallel()
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	own, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "outcome.normal-return.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "outcome.normal-return.yaml"), own, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", dir, "--count", "20", "--out", t.TempDir()); code != ExitOK || !strings.Contains(out, "0 differences") {
+		t.Fatalf("--from a team's scenarios: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", t.TempDir()); code != ExitSetup || !strings.Contains(errs, "no *.yaml files") {
+		t.Errorf("--from an empty directory: exit %d, %s", code, errs)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("id: broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", dir); code != ExitSetup || !strings.Contains(errs, "broken.yaml does not load") {
+		t.Errorf("--from with a broken scenario: exit %d, %s", code, errs)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,5 +43,61 @@ func TestShuffled_seedReplays(t *testing.T) {
 	}
 	if slices.Equal(a, c) {
 		t.Errorf("two seeds gave one order")
+	}
+}
+
+// journalScenarios are the scenarios whose run_error.message a kernel that
+// follows 0002.D5 and 0002.D6 fills with the journal file's path.
+const journalScenarios = "journal.result-write-error,journal.write-error-surfaces,resume.damaged-checksum-refused,resume.damaged-middle-refused"
+
+// TestRepeat_journalPathIsNoDifference: a kernel whose run_error.message
+// names its journal file (as 0002.D5 and 0002.D6 ask) differs between two
+// runs only by the journal_dir the runner drew for each. --repeat compares
+// the runs field by field by class, as a run is compared with its golden,
+// so that is no nondeterminism — and under --strict, which compares the
+// sentence word for word, the runner's directory is still not counted.
+// A kernel whose own words differ between runs (its process id) is
+// nondeterministic under --strict and not by default.
+func TestRepeat_journalPathIsNoDifference(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	script := "python3 " + filepath.Join("testdata", "impls", "names-journal.py")
+	// One scenario of each run_error kind is enough past the first case.
+	const two = "journal.result-write-error,resume.damaged-checksum-refused"
+	for _, tc := range []struct {
+		mode, run string
+		strict    bool
+		code      int
+		nondet    bool
+		wantText  string
+	}{
+		{"path", journalScenarios, false, ExitOK, false, "4 passed, 0 failed"},
+		// Under --strict the sentences fail against the reference's
+		// wording, each run alike: a failure, not a nondeterminism.
+		{"path", two, true, ExitFail, false, "0 passed, 2 failed"},
+		{"pid", two, false, ExitOK, false, "2 passed, 0 failed"},
+		{"pid", two, true, ExitFail, true, "0 passed, 2 failed"},
+	} {
+		t.Run(fmt.Sprintf("%s-strict=%v", tc.mode, tc.strict), func(t *testing.T) {
+			t.Parallel()
+			// The time limits are generous: each run starts a Python
+			// proxy and a reference behind it, on a loaded machine too.
+			args := []string{"run", "--impl", script + " " + tc.mode, "--run", tc.run, "--repeat", "2", "--seed", "3", "--timeout", "60s", "--handshake-timeout", "60s"}
+			if tc.strict {
+				args = append(args, "--strict")
+			}
+			code, out, errs := run(t, args...)
+			if code != tc.code || !strings.Contains(out, tc.wantText) {
+				t.Errorf("exit %d, want %d with %q\n%s\n%s", code, tc.code, tc.wantText, out, errs)
+			}
+			if got := strings.Contains(out, "nondeterministic"); got != tc.nondet {
+				t.Errorf("nondeterministic reported: %v, want %v\n%s", got, tc.nondet, out)
+			}
+			// The strict report shows the sentences: they do name the
+			// journal file, or the process.
+			if want := map[string]string{"path": "polyloop-conform-journal-", "pid": "process "}[tc.mode]; tc.strict && !strings.Contains(out, want) {
+				t.Errorf("the strict report does not show %q in a sentence:\n%s", want, out)
+			}
+		})
 	}
 }

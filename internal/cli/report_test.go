@@ -124,3 +124,48 @@ func normalized(t *testing.T, path string) string {
 	enc.Encode(doc)
 	return buf.String()
 }
+
+// TestStrictReportCountsWordingApart: the reference with every sentence
+// the design leaves open reworded fails under --strict on those
+// sentences alone. The report marks each such problem as wording, counts
+// the rows apart (report.TestStrictWording holds the per-decision counts
+// and the HTML to the same).
+func TestStrictReportCountsWordingApart(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, errs := run(t, "run", "--impl", selfImpl(t)+" serve-reference --reword", "--strict", "--run", "journal.result-write-error,outcome.no-tool-call,completion.by-tool", "--format", "json", "--out", out)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Counts struct {
+			Passed, Failed, Wording int
+		} `json:"counts"`
+		Scenarios []struct {
+			Scenario string
+			Verdict  string
+			Problems []struct {
+				Path, Class string
+				Wording     bool
+			}
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts.Failed != 2 || rep.Counts.Wording != 2 || rep.Counts.Passed != 1 {
+		t.Errorf("counts %+v, want 1 passed and 2 failed, both on wording alone", rep.Counts)
+	}
+	for _, s := range rep.Scenarios {
+		for _, p := range s.Problems {
+			if !p.Wording || p.Class != "text" {
+				t.Errorf("%s: problem at %s (class %s) is not marked wording", s.Scenario, p.Path, p.Class)
+			}
+		}
+	}
+}

@@ -164,11 +164,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	repeat := fs.Int("repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
-	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run")
+	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run, and of the generated batch (default: from the suite's version)")
 	var evidence evidenceFlags
 	evidence.register(fs)
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
+	var batch batchFlags
+	batch.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -196,6 +198,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	if *parallel < 1 {
 		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
+	}
+	if err := batch.resolve(fs, *pattern != "" || src.scenarioDir != ""); err != nil {
+		return setupError(s, fmt.Errorf("--generate: %w", err))
 	}
 	all, goldens, err := src.load()
 	if err != nil {
@@ -251,8 +256,13 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 			seen[row.Scenario]++
 			reps[i] = report.Repetition{Row: row, N: seen[row.Scenario]}
 		}
-		rep.Rows = report.MergeRepetitions(reps)
+		rep.Rows = report.MergeRepetitions(reps, *strict)
 		rep.NotRun = len(selected) - len(rep.Rows)
+	}
+	if rows, err := batch.run(ctx, driver, sh, *timeout); err != nil {
+		rep.Errors = append(rep.Errors, err.Error())
+	} else {
+		rep.Rows = append(rep.Rows, rows...)
 	}
 	if *recordDir != "" && recordErr == nil {
 		recordErr = record.Write(*recordDir, record.Manifest{SuiteVersion: protocol.SuiteVersion, Implementation: driver.Name(),

@@ -36,6 +36,10 @@ type Difference struct {
 	// Rule, for a Text field, is the text rule the got value breaks; Want
 	// is then the reference's wording, shown for orientation only.
 	Rule string `json:"rule,omitempty"`
+	// Wording marks a Text field that differs word for word (the strict
+	// profile) and keeps the text rule: only the words differ, which the
+	// default profile accepts.
+	Wording bool `json:"wording,omitempty"`
 }
 
 func (d Difference) String() string {
@@ -82,8 +86,15 @@ type Options struct {
 	Ignore []string
 	// Class gives the class of the value at a path (as Difference.Path
 	// writes it). Values of class Text are checked with TextRule instead
-	// of equality; nil compares every value exactly (the strict profile).
+	// of equality; nil compares every value exactly and labels every
+	// difference Normative.
 	Class func(path string) Class
+	// TextEqual, when set with Class, compares values of class Text word
+	// for word with it as well as by TextRule: the strict profile (with
+	// Verbatim), which still labels each difference with its class and
+	// marks those that are wording only, so a report can tell a
+	// difference of wording from one of behaviour.
+	TextEqual func(want, got any) bool
 }
 
 // Diff compares want and got and returns every difference, sorted by
@@ -99,17 +110,18 @@ func Diff(want, got any, o Options) ([]Difference, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &differ{ignore: ignore, class: o.Class}
+	d := &differ{ignore: ignore, class: o.Class, textEqual: o.TextEqual}
 	d.walk(want, got)
 	sort.SliceStable(d.diffs, func(i, j int) bool { return lessPath(d.diffs[i].Path, d.diffs[j].Path) })
 	return d.diffs, nil
 }
 
 type differ struct {
-	ignore []*regexp.Regexp
-	class  func(string) Class
-	diffs  []Difference
-	path   []segment // the current path, rendered only when needed
+	ignore    []*regexp.Regexp
+	class     func(string) Class
+	textEqual func(want, got any) bool
+	diffs     []Difference
+	path      []segment // the current path, rendered only when needed
 }
 
 type segment struct {
@@ -176,10 +188,8 @@ func (d *differ) leaf(a, b any) {
 	diff := Difference{Path: path, Want: a, Got: b}
 	if d.class != nil {
 		diff.Class = d.class(path)
-		if diff.Class == Text {
-			if diff.Rule = TextRule(a, b); diff.Rule == "" {
-				return
-			}
+		if diff.Class == Text && textAccepted(&diff, d.textEqual) {
+			return
 		}
 	}
 	d.diffs = append(d.diffs, diff)
@@ -235,7 +245,7 @@ func (d *differ) walk(a, b any) {
 
 // align lets go-cmp match up arrays of different lengths.
 func (d *differ) align(path string, x, y []any) {
-	r := &reporter{prefix: path, class: d.class}
+	r := &reporter{prefix: path, class: d.class, textEqual: d.textEqual}
 	opts := []cmp.Option{cmp.Reporter(r), cmp.FilterValues(equalJSON, cmp.Ignore())}
 	if len(d.ignore) > 0 {
 		opts = append(opts, cmp.FilterPath(func(p cmp.Path) bool { return matchAny(d.ignore, path+pathString(p)) }, cmp.Ignore()))
@@ -261,10 +271,11 @@ func Normalize(v any) any {
 }
 
 type reporter struct {
-	prefix string
-	class  func(string) Class
-	path   cmp.Path
-	diffs  []Difference
+	prefix    string
+	class     func(string) Class
+	textEqual func(want, got any) bool
+	path      cmp.Path
+	diffs     []Difference
 }
 
 func (r *reporter) PushStep(s cmp.PathStep) { r.path = append(r.path, s) }
@@ -288,13 +299,28 @@ func (r *reporter) Report(res cmp.Result) {
 	}
 	if r.class != nil {
 		d.Class = r.class(d.Path)
-		if d.Class == Text && !d.WantMissing && !d.GotMissing {
-			if d.Rule = TextRule(d.Want, d.Got); d.Rule == "" {
-				return
-			}
+		if d.Class == Text && !d.WantMissing && !d.GotMissing && textAccepted(&d, r.textEqual) {
+			return
 		}
 	}
 	r.diffs = append(r.diffs, d)
+}
+
+// textAccepted applies the text comparison to a difference of class Text
+// whose both values are present: TextRule, whose broken rule it records on
+// d, and word for word with equal when it is set, marking a difference of
+// words alone as Wording.
+func textAccepted(d *Difference, equal func(want, got any) bool) bool {
+	d.Rule = TextRule(d.Want, d.Got)
+	if equal == nil {
+		return d.Rule == ""
+	}
+	if equal(d.Want, d.Got) {
+		d.Rule = ""
+		return true
+	}
+	d.Wording = d.Rule == ""
+	return false
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

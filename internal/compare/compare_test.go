@@ -120,3 +120,59 @@ func TestDiff_textClass(t *testing.T) {
 		})
 	}
 }
+
+// TestDiff_textEqual: with TextEqual (the strict profile) a text field is
+// compared word for word and its difference keeps the class Text with no
+// rule, so a report can say it is wording; an equal one is no difference.
+func TestDiff_textEqual(t *testing.T) {
+	want := doc(t, `{"msg":"disk full","list":["a"],"n":1}`)
+	got := doc(t, `{"msg":"no space left","list":["a","b"],"n":1}`)
+	class := func(p string) Class {
+		if p == "msg" || strings.HasPrefix(p, "list") {
+			return Text
+		}
+		return Normative
+	}
+	d, err := Diff(want, got, Options{Class: class, TextEqual: Verbatim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 2 || d[0].Path != "list[1]" || d[1].Path != "msg" || d[1].Class != Text || d[1].Rule != "" || !d[1].Wording || d[0].Wording || d[1].String() != `msg: want "disk full", got "no space left"` {
+		t.Errorf("strict diffs = %+v", d)
+	}
+	// A sentence that breaks the text rule is more than wording, strict
+	// or not.
+	empty := doc(t, `{"msg":"","list":["a"],"n":1}`)
+	if d, _ := Diff(want, empty, Options{Class: class, TextEqual: Verbatim}); len(d) != 1 || d[0].Wording || d[0].Rule == "" {
+		t.Errorf("an empty sentence under strict: %+v", d)
+	}
+	if d, _ := Diff(want, got, Options{Class: class}); len(d) != 1 || d[0].Path != "list[1]" {
+		t.Errorf("default diffs = %v (the text rule accepts other words)", d)
+	}
+	if d, _ := Diff(want, want, Options{Class: class, TextEqual: Verbatim}); len(d) != 0 {
+		t.Errorf("equal docs differ under strict: %v", d)
+	}
+}
+
+// TestVerbatim: the directory the runner draws for each run is
+// masked, and nothing else is.
+func TestVerbatim(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"write of /tmp/polyloop-conform-journal-1234/run/journal.jsonl failed", "write of /tmp/polyloop-conform-journal-98765/run/journal.jsonl failed", true},
+		{`open "/var/folders/x/polyloop-journal-42/run": EIO`, `open "/var/folders/x/polyloop-journal-7/run": EIO`, true},
+		{"write of /tmp/polyloop-conform-journal-1/run/journal.jsonl failed", "write of /tmp/polyloop-conform-journal-2/run/journal.jsonl: failed", false},
+		{"record 4 failed", "record 5 failed", false},
+		{"/tmp/polyloop-conform-journal-1/run", "/var/polyloop-conform-journal-1/run", false},
+		{"process 41", "process 42", false},
+	} {
+		if got := Verbatim(tc.a, tc.b); got != tc.same {
+			t.Errorf("Verbatim(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+	if Verbatim("a", nil) || !Verbatim(nil, nil) {
+		t.Error("a non-string is compared exactly")
+	}
+}

@@ -2,7 +2,10 @@ package crashpoint
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +37,15 @@ type Options struct {
 	Parallel int
 	// Shard keeps only this shard's crash points; the zero Shard keeps all.
 	Shard shard.Shard
+	// JournalLines: the implementation keeps its journal as one record per
+	// line (the journal-lines option). At each point before a record the
+	// runner then also leaves half of that record, as the uninterrupted
+	// run wrote it, after the killed process's last whole record: the
+	// torn tail a crash during that write leaves (0002.D5).
+	JournalLines bool
+	// Seed picks the crash points whose journal is handed over after
+	// another process of the scenario was killed elsewhere (see decoy).
+	Seed int64
 }
 
 // Result is what exploring one scenario found.
@@ -42,6 +54,8 @@ type Result struct {
 	Points   int // crash points of the uninterrupted run
 	Explored int // crash points killed and resumed (this shard's)
 	Counts
+	Torn    int // crash points resumed from a torn record
+	Decoyed int // crash points resumed after a decoy's kill elsewhere
 	// Failures are sentences for people, each starting with the crash
 	// point's name (before:action_result:2), sorted.
 	Failures []string
@@ -68,12 +82,23 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	var points []protocol.Point
 	env := fakes.New(plain, nil)
 	bctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	tr, err := r.RunWith(bctx, plain, env, protocol.RunOptions{Points: true, OnPoint: func(p protocol.Point) {
+	journal, err := os.MkdirTemp("", "polyloop-conform-baseline-*")
+	if err != nil {
+		res.Baseline = err
+		cancel()
+		return res
+	}
+	defer os.RemoveAll(journal)
+	tr, err := r.RunWith(bctx, plain, env, protocol.RunOptions{Points: true, JournalDir: filepath.Join(journal, "run"), OnPoint: func(p protocol.Point) {
 		mu.Lock()
 		points = append(points, p)
 		mu.Unlock()
 	}})
 	cancel()
+	var records map[int][][]byte
+	if err == nil && o.JournalLines {
+		records, err = baselineRecords(filepath.Join(journal, "run"), len(sc.Runs()))
+	}
 	var base *Baseline
 	if err == nil {
 		snap := env.Snapshot()
@@ -89,6 +114,9 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	g.SetLimit(max(1, o.Parallel))
 	for _, p := range points {
 		name := trajectories.CrashPointName(p.When, p.Record, p.Step)
+		if sc.Request == nil {
+			name = sc.Phases[p.Phase].Name + ":" + name
+		}
 		if !o.Shard.Has(sc.ID + " " + name) {
 			continue
 		}
@@ -97,9 +125,22 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 				return nil
 			}
 			var c Counts
-			found := explorePoint(ctx, r, plain, base, p, o.Timeout, &c)
+			h := handover{torn: tornRecord(records, p)}
+			if sc.Request == nil {
+				h.dir = strconv.Itoa(p.Phase)
+			}
+			if o.picks(sc.ID, name) {
+				h.decoy = decoyPoint(points, p)
+			}
+			found := explorePoint(ctx, r, plain, base, p, o.Timeout, h, &c)
 			mu.Lock()
 			defer mu.Unlock()
+			if h.torn != nil {
+				res.Torn++
+			}
+			if h.decoy != nil {
+				res.Decoyed++
+			}
 			res.Explored++
 			res.Replays += c.Replays
 			res.Unknown += c.Unknown
@@ -127,13 +168,17 @@ func Tally(snap fakes.Record) (byTool map[string]int, byStep map[int]int) {
 	return byTool, byStep
 }
 
-func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *Baseline, p protocol.Point, timeout time.Duration, c *Counts) []string {
+func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *Baseline, p protocol.Point, timeout time.Duration, h handover, c *Counts) []string {
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: &scenarios.CrashSpec{When: p.When, Record: p.Record, Step: p.Step}})
+	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: crashAt(sc, p), Handover: h.fill(pctx, r, sc)})
 	if err != nil {
 		return []string{"resume lost the run: " + err.Error() + " (0002.D3)"}
+	}
+	var torn []string
+	if h.torn != nil && (got.Resume == nil || !got.Resume.TornTail) {
+		torn = append(torn, "the journal ended in half a record (what a crash during that write leaves), and the resume did not report torn_tail: resume notices a torn tail, drops it and goes on (0002.D5)")
 	}
 	snap := env.Snapshot()
 	byTool, byStep := Tally(snap)
@@ -142,11 +187,24 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 	// sent to the project executor twice (0002.D4: an action runs once).
 	var wire []string
 	for _, pr := range engine.Observed(sc, got, engine.Claimed{}, snap) {
-		wire = append(wire, trajectories.CrashPointName(p.When, p.Record, p.Step)+": "+pr.Statement+" ("+strings.Join(pr.Decisions, ", ")+")")
+		wire = append(wire, pr.Statement+" ("+strings.Join(pr.Decisions, ", ")+")")
 	}
 	doc, err := trajectories.ToGeneric(got)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	return append(wire, Judge(sc, base, p, got, doc, byTool, byStep, c)...)
+	if sc.Request == nil {
+		return append(append(torn, wire...), judgePhased(sc, base, p, got, snap, c)...)
+	}
+	return append(append(torn, wire...), Judge(sc, base, p, got, doc, byTool, byStep, c)...)
+}
+
+// crashAt is the crash spec of point p: in a phased scenario, in the phase
+// whose journal p writes.
+func crashAt(sc *scenarios.Scenario, p protocol.Point) *scenarios.CrashSpec {
+	c := &scenarios.CrashSpec{When: p.When, Record: p.Record, Step: p.Step}
+	if sc.Request == nil {
+		c.Phase = sc.Phases[p.Phase].Name
+	}
+	return c
 }

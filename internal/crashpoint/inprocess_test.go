@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -54,5 +55,18 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 	if !errors.Is(err, refdriver.ErrCrash) {
 		return nil, fmt.Errorf("the run did not reach crash point %s:%s:%d (%v)", o.CrashAt.When, o.CrashAt.Record, o.CrashAt.Step, err)
 	}
-	return refdriver.Process(ctx, sc, env, dir, nil, true, r.opts)
+	if o.KillOnly {
+		return nil, nil
+	}
+	// As over the protocol, the resume reads a journal moved elsewhere.
+	next := filepath.Join(root, "resumed")
+	if o.Handover != nil {
+		err = o.Handover(dir, next)
+	} else {
+		err = os.Rename(dir, next)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return refdriver.Process(ctx, sc, env, next, nil, true, r.opts)
 }

@@ -208,6 +208,10 @@ type Problem struct {
 	Got    any    `json:"got,omitempty"`
 	// Class is the class of the field at Path (golden problems only).
 	Class string `json:"class,omitempty"`
+	// Wording marks a difference in words alone: a field of class text
+	// that differs from the reference's wording under strict and keeps
+	// the text rule. It breaks no decision; the default profile accepts it.
+	Wording bool `json:"wording,omitempty"`
 	// Statement is what is wrong at Path ("path: want X, got Y"), without
 	// the oracle and the citation that Message adds around it.
 	Statement string   `json:"statement,omitempty"`
@@ -258,16 +262,18 @@ func (s *Suite) Judge(sc *scenarios.Scenario, tr *trajectories.Trajectory) []Pro
 	if g.doc == nil {
 		return problems
 	}
-	opts := compare.Options{}
-	if !s.Strict {
-		opts.Class = g.class
+	// Strict compares text word for word too, and still labels each
+	// difference with its class, so a report tells wording apart.
+	opts := compare.Options{Class: g.class}
+	if s.Strict {
+		opts.TextEqual = compare.Verbatim
 	}
 	diffs, err := compare.Diff(g.doc, got, opts)
 	if err != nil {
 		return append(problems, Problem{Source: "golden", Message: err.Error()})
 	}
 	for _, d := range diffs {
-		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Class: d.Class.String(), Statement: d.String(), Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
+		p := Problem{Source: "golden", Path: d.Path, Want: d.Want, Got: d.Got, Class: d.Class.String(), Wording: d.Wording, Statement: d.String(), Message: "golden: " + d.String() + cite, Decisions: sc.Decisions}
 		problems = append(problems, p)
 	}
 	return problems

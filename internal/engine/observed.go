@@ -168,7 +168,14 @@ func (o *observer) assemblyRefusal() {
 	if o.tr.AssemblyError == nil {
 		return
 	}
-	log := o.rec.Log
+	// In a phased scenario the refusal is the phase's that has neither
+	// steps nor an end: the phases before it ran (0003.D1).
+	var log []fakes.Call
+	for _, c := range o.rec.Log {
+		if len(o.sc.Runs()) == 1 || !o.mentioned[c.Phase] {
+			log = append(log, c)
+		}
+	}
 	if n := count(log, fakes.CallModel) + count(log, fakes.CallHandler) + count(log, fakes.CallExecute); n > 0 {
 		o.add("assembly_error", []string{"0006.D3", "0008.D2"},
 			"the trajectory says the request was refused before anything ran (%s); the implementation made %d model, handler or executor call(s)", o.tr.AssemblyError.Kind, n)
@@ -187,6 +194,9 @@ func (o *observer) unsettledModelCalls() {
 		}
 		if o.stopped && k == o.last {
 			continue // the step the run stopped in (cancelled, or its call failed)
+		}
+		if o.unknownIn(c.Phase, c.Step) {
+			continue // a phase that ended with an outcome resume cannot know
 		}
 		reported[k] = true
 		o.add("steps", []string{"0004.D3"},
@@ -228,7 +238,7 @@ func (o *observer) action(c *fakes.Call, intentWritten bool) {
 	}
 	s := o.steps[stepKey{c.Phase, c.Step}]
 	if s == nil {
-		if !o.stopped {
+		if !o.stopped && !o.unknownIn(c.Phase, c.Step) {
 			o.add("steps", []string{"0003.D4"}, "the implementation sent %s for %s, but the trajectory has no such step", what, o.callName(c.Phase, c.Step))
 		}
 		return
@@ -509,4 +519,16 @@ func blockTypes(def scenarios.Definition, r scenarios.Request, input []trajector
 		out = append(out, "observation")
 	}
 	return out
+}
+
+// unknownIn reports whether a phase of a phased trajectory ended in that
+// step with an end.detail (resume_outcome_unknown): a later phase's end is
+// not the trajectory's end, so the top-level end.detail does not say it.
+func (o *observer) unknownIn(phase, step int) bool {
+	for _, p := range o.tr.Phases {
+		if d := p.End.Detail; d != nil && d.Step == step && o.phaseOf(p.Name) == phase {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
@@ -22,7 +24,7 @@ func reference(d deviation.Set) refdriver.Driver {
 // cross-field rules), and the same seed gives the same cases.
 func TestEveryCaseLoads(t *testing.T) {
 	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
-	for n := range 300 {
+	for n := range 2000 {
 		s1, s2 := newSpec(a), newSpec(b)
 		y1, _, err := s1.render(caseID(7, n+1), []string{"0004.D2"}, nil)
 		if err != nil {
@@ -38,14 +40,18 @@ func TestEveryCaseLoads(t *testing.T) {
 // TestReferenceAgainstItself: the reference compared with itself finds
 // nothing, so every difference generate reports is the implementation's.
 func TestReferenceAgainstItself(t *testing.T) {
-	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 250})
+	sources, err := LoadSources(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 400, Sources: sources})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sum.Found) > 0 {
 		t.Fatalf("the reference differs from itself: %+v", sum.Found[0])
 	}
-	if sum.Cases < 250 || sum.Discarded > sum.Cases/2 {
+	if sum.Cases < 400 || sum.Discarded > sum.Cases/2 {
 		t.Errorf("%d cases compared, %d discarded: the generator makes too many cases the reference cannot run", sum.Cases, sum.Discarded)
 	}
 	t.Logf("%d cases, %d discarded", sum.Cases, sum.Discarded)
@@ -107,4 +113,92 @@ func BenchmarkGenerate(b *testing.B) {
 		cases += sum.Cases
 	}
 	b.ReportMetric(float64(cases)/b.Elapsed().Seconds(), "cases/s")
+}
+
+// TestEveryVariantLoads: variants of every scenario of the suite load,
+// and rename every tool.
+func TestEveryVariantLoads(t *testing.T) {
+	sources, err := LoadSources(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, src := range sources {
+		v := newVariant(r, src)
+		y, sc, err := v.render(caseID(5, 1), []string{"0004.D2"}, nil)
+		if err != nil {
+			t.Fatalf("a variant of %s does not load: %v\n%s", src.ID, err, y)
+		}
+		orig, _ := scenarios.Parse(src.ID+".yaml", src.raw)
+		for i, tl := range sc.Tools {
+			if slices.ContainsFunc(orig.Tools, func(o scenarios.Tool) bool { return o.Name == tl.Name }) {
+				t.Errorf("a variant of %s keeps the tool name %q (tool %d)", src.ID, tl.Name, i)
+			}
+		}
+	}
+}
+
+// TestDrawsEveryClass: the classes issue 37 found slipping through are
+// drawn, each often enough that a batch of a few hundred cases meets it.
+func TestDrawsEveryClass(t *testing.T) {
+	has := func(xs []string, f func(string) bool) bool { return slices.ContainsFunc(xs, f) }
+	classes := map[string]func(s *spec) bool{
+		"true where an integer is asked": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return strings.Contains(m, ": true") || strings.Contains(m, ": false") })
+		},
+		"a schema default": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool { return slices.ContainsFunc(t.props, func(p prop) bool { return p.def != nil }) })
+		},
+		"a white-space fragment": func(s *spec) bool { return s.goal != "" && strings.TrimSpace(s.goal) == "" },
+		"an empty return": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool { return slices.Contains(t.handler, behaviour{"return", ""}) })
+		},
+		"a multi-line error message": func(s *spec) bool {
+			return slices.ContainsFunc(s.tools, func(t tool) bool {
+				return slices.ContainsFunc(t.handler, func(b behaviour) bool { return b.kind == "error" && strings.Contains(b.text, "\n") })
+			})
+		},
+		"an empty fence": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return m == "```python\n```" || m == "```json\n```" })
+		},
+		"prose before a JSON fence": func(s *spec) bool {
+			return has(s.model, func(m string) bool { return strings.Contains(m, "\n```json\n{") })
+		},
+		"doubled braces":         func(s *spec) bool { return strings.Contains(s.template, "{{") },
+		"an unknown placeholder": func(s *spec) bool { return strings.Contains(s.template, "{unknown}") },
+		"an invalid call to a project executor": func(s *spec) bool {
+			return s.project != nil && has(s.model, func(m string) bool {
+				return strings.HasSuffix(m, `"arguments": {`) || strings.Contains(m, `"tool": ""`)
+			})
+		},
+		"a code action to a project executor": func(s *spec) bool { return s.project != nil && s.code },
+		"an empty model output":               func(s *spec) bool { return slices.Contains(s.model, "") },
+		"several broken specs": func(s *spec) bool {
+			broken := 0
+			for _, t := range s.tools {
+				if t.broken {
+					broken++
+				}
+			}
+			return broken > 1 || len(s.tools) > 2 && s.tools[len(s.tools)-1].name == s.tools[0].name && s.tools[len(s.tools)-2].name != s.tools[0].name
+		},
+		"a crash in a phase":  func(s *spec) bool { return s.crash != nil && s.crash.phase != "" },
+		"a cancel in a phase": func(s *spec) bool { return s.cancel != nil && s.cancel.phase != "" },
+	}
+	counts := map[string]int{}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 1000 {
+		s := newSpec(r)
+		for name, f := range classes {
+			if f(s) {
+				counts[name]++
+			}
+		}
+	}
+	for name := range classes {
+		if counts[name] < 5 {
+			t.Errorf("%s: drawn %d times in 1,000 cases, want at least 5", name, counts[name])
+		}
+	}
+	t.Logf("%v", counts)
 }

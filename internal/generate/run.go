@@ -36,6 +36,13 @@ type Options struct {
 	Stop bool
 	// Progress, when set, is called every so many cases.
 	Progress func(Summary)
+	// Shrunk bounds how many differences are shrunk (0: every one); the
+	// others are reported as drawn, so a badly broken implementation
+	// does not make a run's batch slow.
+	Shrunk int
+	// Sources are scenarios whose variants are drawn beside generated
+	// cases (renamed tools, reordered registrations, new texts; nil: none).
+	Sources []Source
 }
 
 // Summary is what a generation run did.
@@ -58,6 +65,11 @@ type Found struct {
 	// Details are the same problems as data, for report rows.
 	Details []engine.Problem
 	File    string // the scenario written, if Out is set
+	// Shrunk says whether the case was shrunk (see Options.Shrunk).
+	Shrunk bool
+	// YAML is the scenario, ready to add to a suite, and Golden the
+	// reference's trajectory for it.
+	YAML, Golden []byte
 }
 
 // caseID names case n of a seed.
@@ -76,24 +88,24 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		if (o.Count > 0 && sum.Cases >= o.Count) || (!o.Until.IsZero() && time.Now().After(o.Until)) {
 			return sum, nil
 		}
-		s := newSpec(r)
+		c := draw(r, o.Sources)
 		id := caseID(o.Seed, n)
-		c, err := compareCase(ctx, o, s, id)
+		cmp, err := compareCase(ctx, o, c, id)
 		if err != nil {
 			return sum, err
 		}
 		switch {
-		case c.status == discarded:
+		case cmp.status == discarded:
 			sum.Discarded++
 			continue
-		case c.status == skipped:
+		case cmp.status == skipped:
 			sum.Skipped++
 			continue
-		case c.problems == nil:
+		case cmp.problems == nil:
 			sum.Cases++
 		default:
 			sum.Cases++
-			f, steps, err := shrink(ctx, o, s, id, n, c)
+			f, steps, err := shrink(ctx, o, c, id, n, cmp, o.Shrunk == 0 || len(sum.Found) < o.Shrunk)
 			if err != nil {
 				return sum, err
 			}
@@ -107,6 +119,21 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			o.Progress(sum)
 		}
 	}
+}
+
+// drawnCase is a case to compare: a generated spec, or a variant of a
+// source scenario.
+type drawnCase interface {
+	render(id string, decisions []string, expect map[string]any) ([]byte, *scenarios.Scenario, error)
+}
+
+// draw draws the next case: a variant of a source scenario a quarter of
+// the time when there are sources, a generated spec otherwise.
+func draw(r *rand.Rand, sources []Source) drawnCase {
+	if len(sources) > 0 && chance(r, 0.25) {
+		return newVariant(r, sources[r.IntN(len(sources))])
+	}
+	return newSpec(r)
 }
 
 type status int
@@ -128,8 +155,13 @@ type comparison struct {
 	golden   []byte
 }
 
-func compareCase(ctx context.Context, o Options, s *spec, id string) (comparison, error) {
+func compareCase(ctx context.Context, o Options, s drawnCase, id string) (comparison, error) {
 	_, sc, err := s.render(id, []string{"0004.D2"}, nil)
+	if _, isVariant := s.(*variant); err != nil && isVariant {
+		// A team's scenario may name its tools where a variant does not
+		// rename them; such a variant is not a case.
+		return comparison{status: discarded}, nil
+	}
 	if err != nil {
 		return comparison{status: discarded}, &loadError{id: id, err: err}
 	}
@@ -168,12 +200,14 @@ func decisionsOf(probs []engine.Problem) []string {
 }
 
 // shrink makes the case smaller while the implementation still differs
-// from the reference, then writes it. It returns the accepted steps.
-func shrink(ctx context.Context, o Options, s *spec, id string, n int, first comparison) (Found, int, error) {
-	cur, curCmp, steps := s, first, 0
-	for changed := true; changed && steps < 200; {
+// from the reference (a generated spec, when reduce is set), then renders
+// it and writes it to o.Out. It returns the accepted steps.
+func shrink(ctx context.Context, o Options, c drawnCase, id string, n int, first comparison, reduce bool) (Found, int, error) {
+	cur, curCmp, steps := c, first, 0
+	s, isSpec := c.(*spec)
+	for changed := reduce && isSpec; changed && steps < 200; {
 		changed = false
-		for _, c := range candidates(cur) {
+		for _, c := range candidates(s) {
 			cmp, err := compareCase(ctx, o, c, id)
 			var le *loadError
 			if errors.As(err, &le) {
@@ -183,47 +217,64 @@ func shrink(ctx context.Context, o Options, s *spec, id string, n int, first com
 				return Found{}, steps, err
 			}
 			if cmp.status == compared && cmp.problems != nil {
-				cur, curCmp, changed = c, cmp, true
+				s, cur, curCmp, changed = c, c, cmp, true
 				steps++
 				break
 			}
 		}
 	}
-	f := Found{Case: n, ID: id, Steps: cur.steps(), Tools: cur.toolCount(), Decisions: decisionsOf(curCmp.problems)}
+	f := Found{Case: n, ID: id, Decisions: decisionsOf(curCmp.problems), Details: curCmp.problems, Shrunk: reduce && isSpec, Golden: curCmp.golden}
+	f.Steps, f.Tools = size(cur)
 	for _, p := range curCmp.problems {
 		f.Problems = append(f.Problems, p.Message)
 	}
-	f.Details = curCmp.problems
+	var err error
+	if f.YAML, err = scenarioYAML(o.Seed, cur, f, curCmp.ref); err != nil {
+		return f, steps, err
+	}
 	if o.Out == "" {
 		return f, steps, nil
 	}
 	f.File = filepath.Join(o.Out, f.ID+".yaml")
-	return f, steps, write(o, cur, f, curCmp)
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return f, steps, err
+	}
+	if err := atomicfile.Write(f.File, f.YAML); err != nil {
+		return f, steps, err
+	}
+	return f, steps, atomicfile.Write(filepath.Join(o.Out, f.ID+".json"), f.Golden)
 }
 
-// write saves the shrunk case: the scenario, citing the decisions of the
-// differing fields, and the reference's trajectory as its golden.
-func write(o Options, s *spec, f Found, c comparison) error {
+// size is the number of model outputs scripted and of tools registered.
+func size(c drawnCase) (steps, tools int) {
+	if s, ok := c.(*spec); ok {
+		return s.steps(), s.toolCount()
+	}
+	v := c.(*variant)
+	return v.steps(), v.toolCount()
+}
+
+// scenarioYAML renders the case as a scenario ready to add, citing the
+// decisions of the differing fields; its expect says only how the
+// reference's run ended (the loader requires it), the rest is for a
+// person to write.
+func scenarioYAML(seed uint64, c drawnCase, f Found, ref *trajectories.Trajectory) ([]byte, error) {
 	decisions := f.Decisions
 	if len(decisions) == 0 {
 		decisions = []string{"0004.D2"}
 	}
-	// The saved expect says only how the reference's run ended, which
-	// the loader requires; the rest is for a person to write.
-	data, _, err := s.render(f.ID, decisions, ending(c.ref))
+	data, _, err := c.render(f.ID, decisions, ending(ref))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	header := fmt.Sprintf("# Generated by polyloop-conform generate (seed %d, case %d) and shrunk.\n"+
+	how := "and shrunk"
+	if !f.Shrunk {
+		how = "(not shrunk)"
+	}
+	header := fmt.Sprintf("# Generated by polyloop-conform generate (seed %d, case %d) %s.\n"+
 		"# The implementation differed from the reference on: %v.\n"+
-		"# expect is left for a person to write from the design records it cites.\n", o.Seed, f.Case, f.Decisions)
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(f.File, append([]byte(header), data...)); err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(o.Out, f.ID+".json"), c.golden)
+		"# expect is left for a person to write from the design records it cites.\n", seed, f.Case, how, f.Decisions)
+	return append([]byte(header), data...), nil
 }
 
 // ending is an expect block holding only how a run ended.

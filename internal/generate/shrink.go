@@ -80,6 +80,7 @@ func candidates(s *spec) []*spec {
 			return ok
 		})
 		add(func(c *spec) bool { ok := c.tools[i].replay != ""; c.tools[i].replay = ""; return ok })
+		add(func(c *spec) bool { ok := c.tools[i].description != ""; c.tools[i].description = ""; return ok })
 		add(func(c *spec) bool { ok := c.tools[i].completes; c.tools[i].completes = false; return ok })
 	}
 	return out

@@ -29,7 +29,9 @@ type child struct {
 	hello [][]byte
 	// used is set once the process was sent a run.
 	used bool
-	once sync.Once
+	// resumer is set on a process that resumed a run (spawnResume).
+	resumer bool
+	once    sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -52,23 +54,64 @@ func newChild(cmd *exec.Cmd, pid int, stdin io.WriteCloser, stdout io.Reader, lo
 // the runner's context (not a scenario's deadline): a fork of the fork
 // server when there is one, a new process otherwise.
 func (c *Client) spawn(tr *transcript) (*child, error) {
+	return c.spawnVia(tr, &c.zygote)
+}
+
+// spawnVia forks from the fork server *server when there is one, else
+// starts a new process.
+func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 	c.forkMu.Lock()
-	zygote := c.zygote
+	zygote := *server
 	c.forkMu.Unlock()
 	if zygote != nil {
-		ch, err := c.fork(tr)
+		ch, err := c.fork(tr, server)
 		if !errors.Is(err, errServerGone) {
 			return ch, err
 		}
 		// The fork server itself is gone: say so once, and start
 		// processes from the command line from now on.
 		c.forkMu.Lock()
-		if c.zygote == zygote {
-			c.zygote = nil
+		if *server == zygote {
+			*server = nil
 			c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
 		}
 		c.forkMu.Unlock()
 		zygote.Kill()
+	}
+	return c.start(tr)
+}
+
+// spawnResume starts the process that resumes a stopped run. It is never
+// a child of the fork server that forked the stopped one: memory a server
+// maps shared before forking reaches every child it forks, so a killed
+// child's state could outlive it there. With a fork server, resumes are
+// forked from a second one, started from --impl the first time it is
+// needed, and a resumed child runs nothing else (put): its children are
+// resumes only, of runs none of them began.
+func (c *Client) spawnResume(tr *transcript) (*child, error) {
+	c.forkMu.Lock()
+	if c.zygote == nil {
+		c.forkMu.Unlock()
+		return c.start(tr)
+	}
+	if c.resumer == nil && !c.resumerTried {
+		c.resumerTried = true
+		if ch, err := c.start(nil); err == nil {
+			c.resumer = ch
+		}
+	}
+	c.forkMu.Unlock()
+	ch, err := c.spawnVia(tr, &c.resumer)
+	if ch != nil {
+		ch.resumer = true
+	}
+	return ch, err
+}
+
+// start starts a new process from Command and shakes hands.
+func (c *Client) start(tr *transcript) (*child, error) {
+	if c.Command == nil {
+		return nil, errors.New("no command to start the implementation from")
 	}
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()

@@ -50,7 +50,11 @@ type Client struct {
 	// zygote is the first process when it offers a fork server: it is
 	// never sent a run, only fork requests, one at a time (forkMu).
 	zygote *child
-	forkMu sync.Mutex
+	// resumer is a second fork server, for the processes that resume a
+	// stopped run (spawnResume); resumerTried is set once it was started.
+	resumer      *child
+	resumerTried bool
+	forkMu       sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
@@ -130,13 +134,18 @@ func (c *Client) Close() {
 	for _, ch := range idle {
 		ch.Kill()
 	}
-	if c.zygote != nil {
-		c.zygote.Kill()
+	for _, z := range []*child{c.zygote, c.resumer} {
+		if z != nil {
+			z.Kill()
+		}
 	}
 }
 
 func (c *Client) put(ch *child) {
-	if c.Fresh && c.hello != nil && ch.used {
+	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer {
+		// A process that resumed a run runs nothing else: with a fork
+		// server, what it keeps in shared memory would reach the resumes
+		// forked after it.
 		ch.Kill()
 		return
 	}
@@ -197,6 +206,15 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	}
 	if !x.Killed() {
 		c.put(ch)
+	} else if o.KillOnly {
+		return nil, nil
+	}
+	if seq, ok := x.TearsBefore(); ok {
+		record, err := c.tornRecord(ctx, sc, seq)
+		if err != nil {
+			return nil, err
+		}
+		x.SetTornRecord(record)
 	}
 	if resume, err := x.Resumes(out); err != nil || !resume {
 		if err != nil {
@@ -210,7 +228,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 // resume runs the exchange's resume on a new process, the run's next
 // holder.
 func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
-	ch, err := c.spawn(tr)
+	ch, err := c.spawnResume(tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}

@@ -22,7 +22,7 @@ var errServerGone = errors.New("the fork server did not answer")
 // child then shakes hands like any new process. A child of a server that
 // holds no run state is as good as a new process for crash safety: only
 // the journal on disk crosses a kill (docs/protocol.md, "Fork server").
-func (c *Client) fork(tr *transcript) (*child, error) {
+func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 	dir, err := os.MkdirTemp("", "polyloop-fork-*")
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (c *Client) fork(tr *transcript) (*child, error) {
 	}
 	hctx, cancel := context.WithTimeout(c.baseContext(), c.handshakeLimit())
 	defer cancel()
-	m, err := c.askFork(hctx, fifos.paths)
+	m, err := c.askFork(hctx, server, fifos.paths)
 	switch {
 	case err != nil:
 		fifos.release()
@@ -59,10 +59,10 @@ func (c *Client) fork(tr *transcript) (*child, error) {
 
 // askFork sends the fork server a fork and reads its answer, one request
 // at a time; errServerGone when the server is gone or does not answer.
-func (c *Client) askFork(ctx context.Context, paths [3]string) (*protocol.Message, error) {
+func (c *Client) askFork(ctx context.Context, server **child, paths [3]string) (*protocol.Message, error) {
 	c.forkMu.Lock()
 	defer c.forkMu.Unlock()
-	zygote := c.zygote
+	zygote := *server
 	if zygote == nil {
 		return nil, errServerGone
 	}

@@ -190,15 +190,26 @@ func TestForkServerChildKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.zygote = zch
+	// The resume server: a resume is never forked by the server that
+	// forked the process it follows (shared memory survives a child).
+	rz := &zygote{}
+	rch := rz.run(c, t)
+	if _, err := c.handshake(rch, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.resumer, c.resumerTried = rch, true
 	res := judge(t, c, "resume.code-action-not-replayed")
 	if !res.Passed() {
 		t.Fatalf("not passed: %v", res.Messages())
 	}
 	z.mu.Lock()
-	forks, served := z.forks, append([]<-chan struct{}(nil), z.served...)
+	rz.mu.Lock()
+	forks, resumes := z.forks, rz.forks
+	served := append(append([]<-chan struct{}(nil), z.served...), rz.served...)
+	rz.mu.Unlock()
 	z.mu.Unlock()
-	if forks != 2 {
-		t.Fatalf("%d forks, want 2: the run and its resume", forks)
+	if forks != 1 || resumes != 1 {
+		t.Fatalf("%d forks from the first server and %d from the resume server, want 1 and 1: the run and its resume", forks, resumes)
 	}
 	select {
 	case <-served[0]:
@@ -232,7 +243,7 @@ func TestForkServerGone(t *testing.T) {
 	}
 	c.zygote = zch
 	zch.stdin.Close() // the server reads end of file and stops
-	ch, err := c.askFork(context.Background(), [3]string{"a", "b", "c"})
+	ch, err := c.askFork(context.Background(), &c.zygote, [3]string{"a", "b", "c"})
 	if ch != nil || !errors.Is(err, errServerGone) {
 		t.Errorf("got %v, %v; want errServerGone", ch, err)
 	}

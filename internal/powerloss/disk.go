@@ -35,6 +35,11 @@ type Disk struct {
 	// journal that never really syncs. The tests use it to show the
 	// exploration catches what fsync protects against.
 	LyingSync bool
+	// TearInside adds, to the states of a file with unsynced bytes, one
+	// that keeps half of them: a write torn inside a sector, which a file
+	// system that extends a file before its data lands can leave. Traced
+	// journals use it, so that a record shorter than a sector can tear.
+	TearInside bool
 
 	mu    sync.Mutex
 	ops   int
@@ -236,7 +241,7 @@ func (d *Disk) States() []State {
 	sort.Strings(paths)
 	states := []State{{Files: map[string][]byte{}}}
 	for _, p := range paths {
-		options := fileStates(filepath.Base(p), d.files[p])
+		options := fileStates(filepath.Base(p), d.files[p], d.TearInside)
 		var next []State
 		for _, s := range states {
 			for _, o := range options {
@@ -265,7 +270,7 @@ type fileState struct {
 	note    string
 }
 
-func fileStates(name string, f *file) []fileState {
+func fileStates(name string, f *file, inside bool) []fileState {
 	var out []fileState
 	if !f.entryDurable {
 		out = append(out, fileState{note: name + ": directory entry lost (directory not synced)"})
@@ -281,8 +286,9 @@ func fileStates(name string, f *file) []fileState {
 		return append(out, fileState{present: true, data: slices.Clone(f.data)})
 	}
 	out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: fmt.Sprintf("%s: %d unsynced bytes lost", name, pending)})
+	half := len(f.durable) + pending/2
 	for cut := len(f.durable) + 1; cut < len(f.data); cut++ {
-		if cut%SectorSize == 0 {
+		if cut%SectorSize == 0 || (inside && cut == half) {
 			out = append(out, fileState{present: true, data: slices.Clone(f.data[:cut]), note: fmt.Sprintf("%s: torn at byte %d, %d of %d unsynced bytes kept", name, cut, cut-len(f.durable), pending)})
 		}
 	}

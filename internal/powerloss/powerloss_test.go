@@ -76,7 +76,8 @@ func explore(t *testing.T, o Options, only func(*scenarios.Scenario) bool) (sum 
 	g, ctx := errgroup.WithContext(context.Background())
 	g.SetLimit(4)
 	for _, sc := range all {
-		if !crashpoint.Eligible(sc) || (only != nil && !only(sc)) {
+		// The modelled disk runs the reference in process, one request.
+		if !crashpoint.Eligible(sc) || sc.Request == nil || (only != nil && !only(sc)) {
 			continue
 		}
 		scs++

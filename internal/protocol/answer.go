@@ -125,7 +125,11 @@ func (x *Exchange) point(p Peer, m *Message) (bool, error) {
 	}
 	x.env.Point(m.Point.When, m.Point.Record, m.Point.Step)
 	if m.Point.When == "after" {
-		x.lastAfter = m.Point.Seq
+		phase := 0
+		if m.Phase != nil {
+			phase = *m.Phase
+		}
+		x.lastAfter[phase] = m.Point.Seq
 	}
 	if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) && x.inPhase(x.crash.Phase, m.Phase) {
 		pt := *m.Point
@@ -134,7 +138,11 @@ func (x *Exchange) point(p Peer, m *Message) (bool, error) {
 		return true, nil
 	}
 	if x.onPoint != nil {
-		x.onPoint(*m.Point)
+		pt := *m.Point
+		if m.Phase != nil {
+			pt.Phase = *m.Phase
+		}
+		x.onPoint(pt)
 	}
 	return false, p.Send(&Message{Type: TypeContinue, Call: m.Call})
 }

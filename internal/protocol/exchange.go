@@ -25,6 +25,15 @@ type RunOptions struct {
 	// CrashAt kills the process at this point instead of the scenario's
 	// own crash (Step 0 matches a run-level record).
 	CrashAt *scenarios.CrashSpec
+	// KillOnly ends the run at the kill: no process resumes it.
+	KillOnly bool
+	// JournalDir, when set, is the run's journal_dir (the caller makes and
+	// removes it); otherwise the runner makes a fresh one.
+	JournalDir string
+	// Handover fills next, the resumed process's new journal_dir, from
+	// killed, the journal_dir of the process that stopped; nil moves it
+	// (see transplant).
+	Handover func(killed, next string) error
 }
 
 // Exchange is one scenario's run over the wire: the run message, the
@@ -42,17 +51,25 @@ type Exchange struct {
 	run      *Message // the run message
 	resume   *Message // the resume message, once Resumes says so
 	tmp      string   // the journal's temporary directory, "" without one
-	crash    *scenarios.CrashSpec
-	killedAt *Point
-	id       string // the opaque run ID, which results must name
-	phases   int    // how many requests the spec has; calls' phase indexes them
+	moved    string   // the resumed journal's temporary directory (transplant)
+	handover func(killed, next string) error
+	// tearBefore: the scenario's torn tail is the runner's to make, the way
+	// a crash does (journal-lines): the process dies at the point before
+	// the record, and half of that record (torn) follows the journal.
+	tearBefore bool
+	torn       []byte
+	crash      *scenarios.CrashSpec
+	killedAt   *Point
+	id         string // the opaque run ID, which results must name
+	phases     int    // how many requests the spec has; calls' phase indexes them
 	// cancelled holds the calls the runner cancelled, until the
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
 	onPoint   func(Point) // sees every journal point passed, if set
-	// lastAfter is the seq of the latest "after" journal point: how many
-	// records the journal holds once the process stops at a point.
-	lastAfter int
+	// lastAfter is, per phase, the seq of the latest "after" journal
+	// point: how many records that phase's journal holds once the process
+	// stops at a point.
+	lastAfter map[int]int
 	// cancelSent is set once the runner cancelled this process's run.
 	cancelSent bool
 
@@ -73,16 +90,19 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
 	run.Spec.Scenario = runID
 	x := &Exchange{ctx: ctx, wait: wait, env: env, sc: sc, caps: caps, run: run, id: runID, phases: len(run.Spec.Requests),
-		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint}
+		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, lastAfter: map[int]int{}}
 	x.playParts()
 	explore := o.CrashAt != nil || o.Points
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
-		dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
-		if err != nil {
-			return nil, err
+		run.JournalDir = o.JournalDir
+		if run.JournalDir == "" {
+			dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+			if err != nil {
+				return nil, err
+			}
+			x.tmp = dir
+			run.JournalDir = filepath.Join(dir, "run")
 		}
-		x.tmp = dir
-		run.JournalDir = filepath.Join(dir, "run")
 		if !x.offers(JournalLines) {
 			env.JournalOpaque() // what it holds is the implementation's word
 		}
@@ -91,9 +111,19 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 		// action's intent was written before the action ran (0002.D1),
 		// which the engine checks.
 		run.ReportJournalPoints = true
-		if explore {
+		switch {
+		case explore:
 			x.crash = o.CrashAt
-		} else {
+		case sc.Faults.TornTail && sc.Faults.Crash != nil && sc.Faults.Crash.When == "after" && x.offers(JournalLines):
+			// A crash during a write leaves part of that record: the
+			// process dies at the point before it (TearsBefore). Only a
+			// crash after the record names the record torn; after a crash
+			// before a record, torn_tail cuts the last record written, as
+			// the scenario format says and the reference does in process.
+			before := *sc.Faults.Crash
+			before.When = "before"
+			x.crash, x.tearBefore = &before, true
+		default:
 			x.crash = sc.Faults.Crash
 		}
 	}
@@ -125,12 +155,27 @@ func (x *Exchange) offers(option string) bool {
 	return slices.Contains(x.caps, option)
 }
 
-// Close removes the journal's directory.
+// Close removes the journal's directories.
 func (x *Exchange) Close() {
-	if x.tmp != "" {
-		os.RemoveAll(x.tmp)
+	for _, d := range []string{x.tmp, x.moved} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 }
+
+// TearsBefore reports whether the runner tears the journal's next record
+// after the kill, and that record's seq: the caller finds the record, as
+// another process of the scenario writes it, for SetTornRecord.
+func (x *Exchange) TearsBefore() (seq int, ok bool) {
+	if !x.tearBefore || x.killedAt == nil {
+		return 0, false
+	}
+	return x.killedAt.Seq, true
+}
+
+// SetTornRecord gives the record TearsBefore asked for.
+func (x *Exchange) SetTornRecord(record []byte) { x.torn = record }
 
 // Run sends the run to p and answers it until its result, or until the
 // runner killed p at the crash point (then the trajectory is nil and
@@ -143,8 +188,8 @@ func (x *Exchange) Run(p Peer) (*trajectories.Trajectory, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.offers(JournalLines) && x.run.ReportJournalPoints && x.sc.Faults.JournalError == nil && x.sc.Request != nil {
-		if err := x.journalMatchesPoints(x.run.JournalDir); err != nil {
+	if x.offers(JournalLines) && x.run.ReportJournalPoints && x.sc.Faults.JournalError == nil {
+		if err := x.journalsMatchPoints(); err != nil {
 			return nil, err
 		}
 	}
@@ -198,17 +243,44 @@ func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
 // damage where the implementation lets the runner do it.
 func (x *Exchange) prepareResume() error {
 	run, sc := x.run, x.sc
-	resume := &Message{Type: TypeResume, ID: x.id, Spec: run.Spec, JournalDir: run.JournalDir, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage,
+	next, err := transplant(run.JournalDir, x.handover)
+	if err != nil {
+		return err
+	}
+	x.moved = filepath.Dir(next)
+	// The resumed process holds another run ID and another journal_dir:
+	// nothing the stopped process kept under either can reach it.
+	x.id = NewRunID()
+	spec := *run.Spec
+	spec.Scenario = x.id
+	resume := &Message{Type: TypeResume, ID: x.id, Spec: &spec, JournalDir: next, TearTail: sc.Faults.TornTail, Damage: sc.Faults.JournalDamage,
 		WireSink: run.WireSink, WireMeasure: run.WireMeasure}
-	journal := run.JournalDir
+	journal := next
 	if run.Spec.Phased {
 		// Each phase journals in a directory of its own; the next process
 		// resumes the phase the fault named, then runs the ones after it.
 		target := sc.FaultPhase()
+		if x.crash != nil && x.crash.Phase != "" {
+			// Crash exploration names the phase of its own kill.
+			for i, r := range sc.Runs() {
+				if r.Name == x.crash.Phase {
+					target = i
+				}
+			}
+		}
 		resume.Phase = &target
-		journal = PhaseJournal(run.JournalDir, target)
+		journal = PhaseJournal(next, target)
 	}
 	x.resume = resume
+	if x.tearBefore {
+		// Half of the record the killed process was about to write
+		// follows its last whole record: no process saw it whole.
+		if err := appendTorn(journal, x.torn); err != nil {
+			return err
+		}
+		x.env.JournalPlayed()
+		resume.TearTail = false
+	}
 	if x.offers(JournalLines) && (resume.TearTail || resume.Damage != "") {
 		// The runner cuts or damages the journal itself, as a crash (or
 		// the disk) would: the implementation is only asked to resume.
@@ -248,7 +320,11 @@ func (x *Exchange) Resumed(out *trajectories.Trajectory) (*trajectories.Trajecto
 		return nil, errors.New("the resumed trajectory has no resume field")
 	}
 	if x.killedAt != nil {
-		out.Resume.CrashPoint = trajectories.CrashPointName(x.killedAt.When, x.killedAt.Record, x.killedAt.Step)
+		when := x.killedAt.When
+		if x.tearBefore {
+			when = x.sc.Faults.Crash.When // the point the scenario names
+		}
+		out.Resume.CrashPoint = trajectories.CrashPointName(when, x.killedAt.Record, x.killedAt.Step)
 	}
 	return out, nil
 }

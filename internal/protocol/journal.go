@@ -1,33 +1,52 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/polyloop/polyloop-conform/internal/journalfile"
 )
 
-// journalMatchesPoints holds the journal of an implementation that offers
-// journal-lines to the points it reported: one file in journal_dir, as
-// many whole records as the latest "after" point's seq, nothing torn (the
-// runner stopped the process at a point, between writes).
-func (x *Exchange) journalMatchesPoints(dir string) error {
-	if x.lastAfter == 0 {
-		return nil // stopped before the first write finished: nothing to hold
+// journalsMatchPoints holds the journals of an implementation that offers
+// journal-lines to the points it reported, every phase's that has written
+// one, whenever the process stops: one file in the phase's directory, as
+// many whole records as its latest "after" point's seq, each line's
+// checksum right, nothing torn (the runner stopped the process at a point,
+// between writes). A phase's journal is the record of a run that ended: a
+// later phase does not remove it (0002.D1, 0003.D1).
+func (x *Exchange) journalsMatchPoints() error {
+	for phase, n := range x.lastAfter {
+		dir := x.run.JournalDir
+		if x.run.Spec.Phased {
+			dir = PhaseJournal(dir, phase)
+		}
+		if err := journalMatches(dir, n); err != nil {
+			if x.run.Spec.Phased {
+				return fmt.Errorf("phase %d: %w (a phase's journal is the record of its run, kept after the phase ends: 0002.D1, 0003.D1)", phase, err)
+			}
+			return err
+		}
 	}
+	return nil
+}
+
+func journalMatches(dir string, want int) error {
 	path, err := journalfile.Find(dir)
 	if err != nil {
 		return err
 	}
-	n, torn, err := journalfile.Records(path)
-	switch {
-	case err != nil:
+	data, err := os.ReadFile(path)
+	if err != nil {
 		return fmt.Errorf("read the journal: %w", err)
-	case torn || n != x.lastAfter:
-		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", n, map[bool]string{true: " and a torn one", false: ""}[torn], x.lastAfter)
 	}
-	return nil
+	whole, torn := journalfile.Lines(data)
+	if len(torn) > 0 || len(whole) != want {
+		return fmt.Errorf("the journal in journal_dir holds %d whole record(s)%s, but the implementation's journal points said %d were written: journal-lines means one record per line in that file (0002.D1)", len(whole), map[bool]string{true: " and a torn one", false: ""}[len(torn) > 0], want)
+	}
+	return journalfile.Check(data)
 }
 
 // playJournal cuts or damages the journal of an implementation that
@@ -60,4 +79,42 @@ func journalKept(dir string) error {
 		return fmt.Errorf("the run journals, but journal_dir %s holds no file after it: keep the step journal in the directory the run message names (docs/protocol.md, Crash and resume; 0002.D1)", dir)
 	}
 	return nil
+}
+
+// transplant moves the journal of a run that stopped to a new journal_dir
+// before the next process resumes it, so that resume has to read the
+// journal it is given: a kernel that keeps its real journal elsewhere,
+// keyed by the journal_dir path or the run ID, finds nothing there
+// (0002.D1, 0002.D3). handover, when set, fills the new directory instead
+// (crash exploration hands over a journal with a torn record, or the
+// state a power cut leaves). It returns the new journal_dir.
+func transplant(killed string, handover func(killed, next string) error) (string, error) {
+	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+	if err != nil {
+		return "", err
+	}
+	next := filepath.Join(root, "run")
+	if handover == nil {
+		err = os.Rename(killed, next)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil // killed before the first write: nothing to move
+		}
+	} else {
+		err = handover(killed, next)
+	}
+	if err != nil {
+		os.RemoveAll(root)
+		return "", fmt.Errorf("hand the journal over to the resuming process: %w", err)
+	}
+	return next, nil
+}
+
+// appendTorn leaves half of record after the last whole record of the
+// journal in dir.
+func appendTorn(dir string, record []byte) error {
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return err
+	}
+	return journalfile.AppendTorn(path, record)
 }

@@ -196,6 +196,10 @@ type Point struct {
 	Seq    int    `json:"seq"`
 	Record string `json:"record"`
 	Step   int    `json:"step,omitempty"`
+	// Phase is the index of the phase whose journal the point writes (the
+	// message's phase; 0 for a single request). It is not in the point
+	// object on the wire.
+	Phase int `json:"-"`
 }
 
 // String renders a point the way trajectories record crash points.

@@ -130,6 +130,9 @@ func (sr scenarioRun) sequence(ctx context.Context, from, to int, step leg) (*tr
 		if errors.Is(err, ErrCrash) {
 			return tr, err
 		}
+		if sr.seams.SinkCountPerPhase() {
+			tr.EventSinkFailures = 0 // the count starts again with each phase
+		}
 		ended, err := settle(tr, runs[i].Name, multi(sc), res, err, rec.Events())
 		if err != nil {
 			return nil, err
@@ -196,7 +199,10 @@ func settle(tr *trajectories.Trajectory, phase string, isMulti bool, res *run.Re
 	case errors.As(err, &we):
 		// The path is volatile; the rest of the error is what conformance checks.
 		tr.RunError = &trajectories.RunError{Kind: "journal_write", Message: fmt.Sprintf("%s of record %d (%s) failed: %v", we.During, we.Seq, we.Type, we.Err)}
-		appendResult(tr, phase, isMulti, &run.Result{}, evs)
+		if res == nil {
+			res = &run.Result{}
+		}
+		appendResult(tr, phase, isMulti, res, evs)
 		return false, nil
 	case errors.As(err, &in):
 		if res == nil {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -21,6 +20,12 @@ type Line struct {
 	// Decisions are an observed problem's own decisions (the wire check
 	// knows which decision a disagreement breaks).
 	Decisions []string
+	// Wording marks a line about words alone: a sentence the design
+	// leaves to the implementation that differs from the reference's
+	// wording under --strict (engine.Problem.Wording). Want is then the
+	// reference's wording, not what the design wants, and the line
+	// breaks no decision.
+	Wording bool
 }
 
 // String renders the line with the oracles that found it.
@@ -28,8 +33,14 @@ func (l Line) String() string {
 	if l.Path == "" {
 		return l.Statement
 	}
+	if l.Wording {
+		return l.Sentence()
+	}
 	return fmt.Sprintf("%s (%s)", l.Statement, strings.Join(l.Oracles, " and "))
 }
+
+// wordingNote ends a wording line: what it is, and what it is not.
+const wordingNote = "wording only (--strict): no decision is broken"
 
 // Lines merges a row's problems: the expect block's and the golden's
 // statements about the same path become one line naming both oracles.
@@ -52,6 +63,7 @@ func Lines(row Row) []Line {
 			if !slices.Contains(out[i].Oracles, p.Source) {
 				out[i].Oracles = append(out[i].Oracles, p.Source)
 			}
+			out[i].Wording = out[i].Wording && p.Wording
 			if p.Source == "golden" {
 				// The golden's statement is the full value; expect may
 				// check only part of it.
@@ -60,7 +72,7 @@ func Lines(row Row) []Line {
 			continue
 		}
 		at[p.Path] = len(out)
-		out = append(out, Line{Path: p.Path, Oracles: []string{p.Source}, Statement: p.Statement, Want: p.Want, Got: p.Got})
+		out = append(out, Line{Path: p.Path, Oracles: []string{p.Source}, Statement: p.Statement, Want: p.Want, Got: p.Got, Wording: p.Wording})
 	}
 	return out
 }
@@ -74,6 +86,10 @@ type Cause struct {
 	// Observed marks a cause found on the wire: the trajectory's account
 	// disagrees with what the implementation sent.
 	Observed bool `json:"observed,omitempty"`
+	// Wording marks a cause of words alone (--strict): a sentence the
+	// design leaves open that differs from the reference's wording. It
+	// has no decisions.
+	Wording bool `json:"wording,omitempty"`
 	// Problem is the sentence of a cause that is not about one field.
 	Problem   string   `json:"problem,omitempty"`
 	Scenarios []string `json:"scenarios"`
@@ -95,6 +111,9 @@ func (c Cause) String() string {
 			return fmt.Sprintf("%s %s — first: %s: %s", c.Problem, where, c.Scenarios[0], why)
 		}
 		return fmt.Sprintf("%s %s — first: %s", c.Problem, where, c.Scenarios[0])
+	}
+	if c.Wording {
+		return fmt.Sprintf("%s differs from the reference's wording %s — %s; first: %s: %s", c.Field, where, wordingNote, c.Scenarios[0], c.First)
 	}
 	gov := "its decisions are the scenarios'"
 	if len(c.Decisions) > 0 {
@@ -127,6 +146,10 @@ func Causes(r *Report) []Cause {
 				c.Decisions = l.Decisions
 				c.Observed = true
 				key = "observed " + c.Field
+			case l.Wording:
+				c.Field = trajectories.Pattern(l.Path)
+				c.Wording = true
+				key = "wording " + c.Field
 			case l.Path != "":
 				c.Field = trajectories.Pattern(l.Path)
 				c.Decisions = trajectories.FieldDecisions(l.Path)
@@ -180,61 +203,11 @@ func problemKind(s string) string {
 // values described in words (a tool call of search, 3 messages, the end
 // goal_reached_by_tool) rather than as JSON, which the row's details keep.
 func (l Line) Sentence() string {
+	if l.Wording {
+		return fmt.Sprintf("%s: the reference's wording is %s, this implementation's %s (%s; %s)", l.Path, Describe(l.Want), Describe(l.Got), strings.Join(l.Oracles, " and "), wordingNote)
+	}
 	if l.Path == "" || (l.Want == nil && l.Got == nil) {
 		return l.String()
 	}
 	return fmt.Sprintf("%s: want %s, got %s (%s)", l.Path, Describe(l.Want), Describe(l.Got), strings.Join(l.Oracles, " and "))
-}
-
-// Describe says what a trajectory value is in a few words.
-func Describe(v any) string {
-	const most = 60
-	cut := func(s string) string {
-		if r := []rune(s); len(r) > most {
-			return string(r[:most]) + "…"
-		}
-		return s
-	}
-	switch x := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return fmt.Sprintf("%q", cut(x))
-	case bool, float64, int, int64:
-		return fmt.Sprint(x)
-	case []any:
-		if len(x) == 0 {
-			return "none"
-		}
-		if m, ok := x[len(x)-1].(map[string]any); ok {
-			if role, ok := m["role"].(string); ok {
-				return fmt.Sprintf("%d message(s), the last from %s: %q", len(x), role, cut(fmt.Sprint(m["content"])))
-			}
-			if t, ok := m["type"].(string); ok {
-				return fmt.Sprintf("%d event(s), the last %s", len(x), t)
-			}
-		}
-		return fmt.Sprintf("a list of %d", len(x))
-	case map[string]any:
-		switch {
-		case x["reason"] != nil:
-			return fmt.Sprintf("the end %v", x["reason"])
-		case x["kind"] != nil && x["tool"] != nil:
-			return fmt.Sprintf("a %v of %v", x["kind"], x["tool"])
-		case x["kind"] != nil:
-			return fmt.Sprintf("a %v", x["kind"])
-		case x["status"] != nil:
-			return fmt.Sprintf("an outcome %v", x["status"])
-		case x["type"] != nil:
-			return fmt.Sprintf("a %v", x["type"])
-		case x["role"] != nil:
-			return fmt.Sprintf("a %v message: %q", x["role"], cut(fmt.Sprint(x["content"])))
-		}
-		keys := slices.Sorted(maps.Keys(x))
-		if len(keys) > 4 {
-			keys = append(keys[:4], "…")
-		}
-		return "an object with " + strings.Join(keys, ", ")
-	}
-	return cut(fmt.Sprint(v))
 }

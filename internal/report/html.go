@@ -118,6 +118,8 @@ type htmlDecision struct{ ID, Title, Text string }
 
 type htmlRow struct {
 	Row
+	// Wording is set when a line is about words alone (--strict).
+	Wording  bool
 	Lines    []htmlLine
 	Steps    []htmlStep
 	Rerun    string
@@ -127,9 +129,10 @@ type htmlRow struct {
 }
 
 type htmlLine struct {
-	Text   string
-	Path   string
-	Marked bool
+	Text    string
+	Path    string
+	Marked  bool
+	Wording bool
 }
 
 // htmlStep is one step of the timeline; each cell says whether a problem
@@ -180,7 +183,8 @@ func viewRow(row Row, r *Report) htmlRow {
 	}
 	lines := Lines(row)
 	for _, l := range lines {
-		v.Lines = append(v.Lines, htmlLine{Text: l.String(), Path: l.Path, Marked: l.Path != ""})
+		v.Lines = append(v.Lines, htmlLine{Text: l.String(), Path: l.Path, Marked: l.Path != "", Wording: l.Wording})
+		v.Wording = v.Wording || l.Wording
 	}
 	if len(row.Trajectory) == 0 {
 		return v
@@ -212,9 +216,10 @@ func viewRow(row Row, r *Report) htmlRow {
 			extra = extra || l.Path == fmt.Sprintf("steps[%d]", i)
 		}
 		for _, c := range columns {
-			cell := htmlCell{Name: c.label, Got: brief(lookup(s, c.field))}
-			if c.field == "model_input" {
-				cell.Got = Describe(lookup(s, c.field))
+			// An absent field is an empty cell, not a value.
+			cell := htmlCell{Name: c.label}
+			if got, ok := lookup(s, c.field); ok {
+				cell.Got = Describe(got)
 			}
 			if want, ok := under(fmt.Sprintf("steps[%d].%s", i, c.field)); ok {
 				cell.Marked, cell.Want = true, want
@@ -275,47 +280,26 @@ func describeEnd(tr map[string]any) string {
 	case tr["end"] != nil:
 		return Describe(tr["end"])
 	case tr["interrupted"] != nil:
-		return "interrupted: " + brief(tr["interrupted"])
+		return "interrupted: " + Describe(tr["interrupted"])
 	case tr["run_error"] != nil:
-		return "stopped: " + brief(tr["run_error"])
+		return "stopped: " + Describe(tr["run_error"])
 	case tr["assembly_error"] != nil:
-		return "refused: " + brief(tr["assembly_error"])
+		return "refused: " + Describe(tr["assembly_error"])
 	}
 	return ""
 }
 
-func lookup(m map[string]any, dotted string) any {
+// lookup finds a dotted field below m; ok is false when it is absent.
+func lookup(m map[string]any, dotted string) (any, bool) {
 	var cur any = m
 	for _, k := range strings.Split(dotted, ".") {
 		mm, ok := cur.(map[string]any)
 		if !ok {
-			return nil
+			return nil, false
 		}
-		cur = mm[k]
-	}
-	return cur
-}
-
-func brief(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		if len([]rune(x)) > 140 {
-			return string([]rune(x)[:140]) + "…"
-		}
-		return x
-	case map[string]any:
-		if t, ok := x["tool"].(string); ok {
-			return t
-		}
-		if k, ok := x["kind"].(string); ok {
-			return k
-		}
-		if e, ok := x["effective_steps"]; ok {
-			return fmt.Sprintf("%v effective / %v total", e, x["total_steps"])
+		if cur, ok = mm[k]; !ok {
+			return nil, false
 		}
 	}
-	b, _ := json.Marshal(v)
-	return brief(string(b))
+	return cur, true
 }

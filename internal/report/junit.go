@@ -114,6 +114,9 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		for _, l := range Lines(row) {
 			body = append(body, l.String())
 		}
+		if row.ScenarioYAML != "" {
+			body = append(body, "the scenario to add, as "+row.Scenario+".yaml:", row.ScenarioYAML)
+		}
 		switch row.Verdict {
 		case Fail, Stale:
 			s.Failures++

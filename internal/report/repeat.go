@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -21,7 +20,15 @@ type Repetition struct {
 // fails as nondeterministic, naming the two runs and the first
 // difference; otherwise it keeps the first repetition's row. Rows come
 // out in the order each scenario first appears.
-func MergeRepetitions(reps []Repetition) []Row {
+//
+// The trajectories are compared field by field by each field's class, as
+// a run compares one with its golden (docs/trajectory-format.md): a
+// sentence the design leaves to the implementation may differ between
+// runs as it may differ from the reference's. Under strict it is compared
+// word for word, except for the directory the runner drew for each run
+// (compare.Verbatim): a journal path in an error message is the
+// runner's choice, not the implementation's.
+func MergeRepetitions(reps []Repetition, strict bool) []Row {
 	var order []string
 	by := map[string][]Repetition{}
 	for _, r := range reps {
@@ -37,7 +44,7 @@ func MergeRepetitions(reps []Repetition) []Row {
 		row := rs[0].Row
 		row.Repetitions = len(rs)
 		for _, r := range rs[1:] {
-			if why := differ(rs[0].Row, r.Row); why != "" {
+			if why := differ(rs[0].Row, r.Row, strict); why != "" {
 				row.Verdict = Fail
 				row.Problems = append(row.Problems, Problem{Source: "repeat",
 					Message:   fmt.Sprintf("nondeterministic: runs %d and %d of --repeat differ: %s", rs[0].N, r.N, why),
@@ -60,7 +67,7 @@ func MergeRepetitions(reps []Repetition) []Row {
 }
 
 // differ says how two repetitions of one scenario differ, or "".
-func differ(a, b Row) string {
+func differ(a, b Row, strict bool) string {
 	if a.Verdict != b.Verdict {
 		return fmt.Sprintf("verdict %s, then %s", a.Verdict, b.Verdict)
 	}
@@ -72,9 +79,12 @@ func differ(a, b Row) string {
 	if err1 != nil || err2 != nil {
 		return "the trajectories differ"
 	}
-	d, err := compare.Diff(x, y, compare.Options{})
-	if err != nil || len(d) == 0 {
-		return "the trajectories differ"
+	d, err := trajectories.DiffRuns(x, y, strict)
+	if err != nil {
+		return "the trajectories differ: " + err.Error()
+	}
+	if len(d) == 0 {
+		return ""
 	}
 	var parts []string
 	for i, x := range d {

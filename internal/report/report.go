@@ -78,6 +78,9 @@ type Row struct {
 	// NotJudged names the capabilities the implementation does not claim
 	// whose fields differed here and were left unjudged.
 	NotJudged []string `json:"not_judged,omitempty"`
+	// ScenarioYAML is a generated case that differed, as a scenario ready
+	// to add (generate, and run's generated batch).
+	ScenarioYAML string `json:"scenario_yaml,omitempty"`
 }
 
 // Evidence is what a verdict rests on.
@@ -97,6 +100,23 @@ func (r Row) Family() string { return scenarios.Family(r.Scenario) }
 
 // Failed reports whether the row counts against the run.
 func (r Row) Failed() bool { return r.Verdict == Fail || r.Verdict == Stale }
+
+// WordingOnly reports whether the row fails on wording alone: every line
+// is a sentence the design leaves open that differs from the reference's
+// wording under --strict. Such a row fails the strict run, but charges no
+// decision.
+func (r Row) WordingOnly() bool {
+	if r.Verdict != Fail {
+		return false
+	}
+	lines := Lines(r)
+	for _, l := range lines {
+		if !l.Wording {
+			return false
+		}
+	}
+	return len(lines) > 0
+}
 
 // FormatVersion names the JSON report format; a reader refuses others.
 const FormatVersion = "polyloop.report/v1"
@@ -197,6 +217,10 @@ type Counts struct {
 	PassedTrusted int `json:"passed_trusted,omitempty"`
 	// ExpectOnly counts scenarios judged by their expect block alone.
 	ExpectOnly int `json:"expect_only,omitempty"`
+	// Wording counts the failures on wording alone (Row.WordingOnly).
+	// In a run's counts and a family's they are among Failed; in a
+	// decision's (ByDecision) they are not, since they break none.
+	Wording int `json:"wording,omitempty"`
 }
 
 func (c *Counts) add(v Verdict) {
@@ -231,6 +255,9 @@ func (r *Report) Counts() Counts {
 		}
 		if row.ExpectOnly {
 			c.ExpectOnly++
+		}
+		if row.WordingOnly() {
+			c.Wording++
 		}
 	}
 	return c
@@ -276,6 +303,9 @@ func RequireObserved(r *Report) {
 func (r *Report) Summary() string {
 	c := r.Counts()
 	s := fmt.Sprintf("%d passed, %d failed, %d skipped, %d known failing", c.Passed, c.Failed, c.Skipped, c.KnownFailing)
+	if c.Wording > 0 {
+		s = fmt.Sprintf("%d passed, %d failed (%d on wording alone, --strict), %d skipped, %d known failing", c.Passed, c.Failed, c.Wording, c.Skipped, c.KnownFailing)
+	}
 	switch {
 	case c.PassedSelfReported > 0 && c.PassedTrusted > 0:
 		s += fmt.Sprintf(" (of the passes: %d observed, %d taken on trust, %d self-reported)", c.PassedObserved, c.PassedTrusted, c.PassedSelfReported)
@@ -309,6 +339,11 @@ func (r *Report) RerunCommand(id string) string {
 	if base == "" {
 		base = "polyloop-conform run"
 	}
+	if strings.HasPrefix(id, "generated.") && !strings.Contains(base, "--scenarios") {
+		// A generated case is a scenario once saved (run --generate-out,
+		// generate --out), not one of the suite's.
+		return fmt.Sprintf("%s --scenarios DIR --goldens DIR --run '%s' --trace, DIR holding %s.yaml and .json (run --generate-out DIR saves both)", base, id, id)
+	}
 	return fmt.Sprintf("%s --run '%s' --trace", base, id)
 }
 
@@ -323,9 +358,24 @@ func (r *Report) ByFamily() []Tally {
 	return tally(r.Rows, func(row Row) []string { return []string{row.Family()} })
 }
 
-// ByDecision tallies the rows per decision they cite, in ID order.
+// ByDecision tallies the rows per decision they cite, in ID order. A
+// row that fails on wording alone (--strict) breaks none of them: it is
+// counted under Wording, not Failed.
 func (r *Report) ByDecision() []Tally {
-	return tally(r.Rows, func(row Row) []string { return row.Decisions })
+	ts := tally(r.Rows, func(row Row) []string { return row.Decisions })
+	wording := map[string]int{}
+	for _, row := range r.Rows {
+		if row.WordingOnly() {
+			for _, d := range row.Decisions {
+				wording[d]++
+			}
+		}
+	}
+	for i := range ts {
+		ts[i].Failed -= wording[ts[i].Name]
+		ts[i].Wording = wording[ts[i].Name]
+	}
+	return ts
 }
 
 func tally(rows []Row, keys func(Row) []string) []Tally {

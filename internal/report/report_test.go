@@ -267,7 +267,7 @@ func TestHTMLTimelineMarksEveryKindOfDifference(t *testing.T) {
 		{"model input", "steps[0].model_input[0].content", "Read.", `<td><mark>1 message(s), the last from user: &#34;Go.&#34;</mark>`},
 		{"extra step", "steps[1]", nil, `<th scope="row">2</th><td><mark>`},
 		{"missing step", "steps[2]", map[string]any{"index": 3}, `<th scope="row">missing</th><td colspan="7"><mark>2 step(s)</mark>`},
-		{"end", "end.reason", "goal_reached_by_tool", `<th scope="row">end</th><td colspan="7"><mark>the end total_budget_exhausted</mark><span class="want">end: want &#34;goal_reached_by_tool&#34;`},
+		{"end", "end.reason", "goal_reached_by_tool", `<th scope="row">end</th><td colspan="7"><mark>the end total_budget_exhausted</mark><span class="want">end: want goal_reached_by_tool, got other`},
 		{"events", "events[1].type", "run_interrupted", `<th scope="row">events</th><td colspan="7"><mark>2 event(s), the last run_ended</mark>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,5 +282,66 @@ func TestHTMLTimelineMarksEveryKindOfDifference(t *testing.T) {
 				t.Errorf("the timeline does not mark %s with %q:\n%s", tc.path, tc.mark, buf.String()[max(i, 0):])
 			}
 		})
+	}
+}
+
+// TestStrictWording: under --strict a sentence the design leaves to the
+// implementation that differs from the reference's words is wording, not
+// a broken decision. The HTML report says so on its line, in the
+// timeline ("the reference's wording", never "what the design wants"
+// alone), in the causes and in the totals; the per-decision counts do not
+// charge a row that fails on wording alone to the decisions it cites.
+func TestStrictWording(t *testing.T) {
+	tr := []byte(`{"steps":[{"index":1,"action":{"kind":"none","error":"no JSON here"},"outcome":{"status":"NOT_EXECUTED","observation":"nothing ran"}}],"run_error":{"kind":"journal_write","message":"disk full"}}`)
+	wording := func(path, want, got string) Problem {
+		return Problem{Source: "golden", Path: path, Want: want, Got: got, Class: "text", Wording: true,
+			Statement: path + `: want "` + want + `", got "` + got + `"`, Message: "golden: …"}
+	}
+	r := &Report{Rows: []Row{
+		{Scenario: "journal.write-error", Verdict: Fail, Decisions: []string{"0002.D6"}, Trajectory: tr,
+			Problems: []Problem{wording("run_error.message", "write of record 3 failed", "disk full")}},
+		{Scenario: "parse.prose", Verdict: Fail, Decisions: []string{"0003.D7"}, Trajectory: tr,
+			Problems: []Problem{wording("steps[0].action.error", "not an action", "no JSON here"),
+				{Source: "golden", Path: "steps[0].outcome.status", Want: "EXECUTED", Got: "NOT_EXECUTED", Class: "normative", Statement: "steps[0].outcome.status: want EXECUTED, got NOT_EXECUTED", Message: "golden: …"}}},
+		{Scenario: "journal.other", Verdict: Pass, Decisions: []string{"0002.D6"}},
+	}}
+	if !r.Rows[0].WordingOnly() || r.Rows[1].WordingOnly() || r.Rows[2].WordingOnly() {
+		t.Errorf("WordingOnly: %v %v %v, want true false false", r.Rows[0].WordingOnly(), r.Rows[1].WordingOnly(), r.Rows[2].WordingOnly())
+	}
+	if c := r.Counts(); c.Failed != 2 || c.Wording != 1 {
+		t.Errorf("counts: %d failed, %d on wording, want 2 and 1", c.Failed, c.Wording)
+	}
+	for _, d := range r.ByDecision() {
+		want := map[string][3]int{"0002.D6": {1, 0, 1}, "0003.D7": {0, 1, 0}}[d.Name]
+		if got := [3]int{d.Passed, d.Failed, d.Wording}; got != want {
+			t.Errorf("decision %s: passed, failed, wording = %v, want %v", d.Name, got, want)
+		}
+	}
+	var html bytes.Buffer
+	if err := HTML(&html, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := html.String()
+	for _, want := range []string{
+		`(of the failures, 1 on wording alone`,
+		`<li class="wording"><mark data-path="run_error.message">run_error.message: the reference&#39;s wording is &#34;write of record 3 failed&#34;, this implementation&#39;s &#34;disk full&#34; (golden; wording only (--strict): no decision is broken)</mark>`,
+		`<span class="want">run_error: the reference&#39;s wording is`,
+		`green: what the design wants, or, for a sentence the design leaves to the implementation, the reference's wording)`,
+		`<code>run_error.message</code> differs from the reference's wording in <strong class="num">1</strong> scenario — wording only, no decision is broken;`,
+		`<span class="want">want EXECUTED, got NOT_EXECUTED (golden)</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML report lacks %q\n%s", want, page[strings.Index(page, "<main>"):])
+		}
+	}
+	if strings.Contains(page, "what the design wants)") {
+		t.Error("the timeline of a row with wording calls the reference's wording what the design wants")
+	}
+	var text bytes.Buffer
+	if err := Text(&text, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "1 passed, 2 failed (1 on wording alone, --strict)") {
+		t.Errorf("the text summary does not count the wording apart:\n%s", text.String())
 	}
 }

@@ -42,6 +42,7 @@ func Text(out io.Writer, r *Report, o Options) error {
 			for _, l := range Lines(row) {
 				fmt.Fprintf(w, "  %s\n", l)
 			}
+			writeScenarioYAML(w, row)
 			if o.Trace {
 				writeTrace(w, row)
 			}
@@ -68,6 +69,18 @@ func Text(out io.Writer, r *Report, o Options) error {
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Summary())
 	return w.err
+}
+
+// writeScenarioYAML prints a generated case that differed, indented, as
+// the scenario to add.
+func writeScenarioYAML(w io.Writer, row Row) {
+	if row.ScenarioYAML == "" {
+		return
+	}
+	fmt.Fprintf(w, "  the scenario to add, as %s.yaml:\n", row.Scenario)
+	for _, l := range strings.Split(strings.TrimRight(row.ScenarioYAML, "\n"), "\n") {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
 }
 
 func writeTrace(w io.Writer, row Row) {

@@ -65,7 +65,14 @@ const MaxDepth = 64
 // ParseJSON reads the JSON action protocol: an object with optional
 // "reflection" and "plan" strings and an "action" object holding "tool" and
 // "arguments".
-func ParseJSON(raw string) (Action, error) {
+func ParseJSON(raw string) (Action, error) { return parseJSON(raw, true) }
+
+// ParseJSONDuplicatesLastWin is ParseJSON reading a duplicated key as most
+// JSON readers do, its last copy winning. Deviation duplicate-keys-last-wins
+// keeps it, to prove the suite notices (0003.D6.duplicate-keys).
+func ParseJSONDuplicatesLastWin(raw string) (Action, error) { return parseJSON(raw, false) }
+
+func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 	if len(raw) > MaxOutputBytes {
 		return Action{}, &ParseError{Reason: fmt.Sprintf("output is %d bytes, over the %d-byte limit", len(raw), MaxOutputBytes)}
 	}
@@ -81,6 +88,12 @@ func ParseJSON(raw string) (Action, error) {
 	if err := checkDepth(text); err != nil {
 		return Action{}, err
 	}
+	// A key written twice is two values for one thing: taking either is a
+	// silent choice, and parsers differ in which (0003.D6.duplicate-keys).
+	var dup *jsontext.DuplicateKeyError
+	if err := jsontext.CheckDuplicateKeys([]byte(text)); refuseDuplicates && errors.As(err, &dup) {
+		return Action{}, &ParseError{Reason: fmt.Sprintf("the key at %s appears twice in one object", dup.Pointer)}
+	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var top map[string]any
@@ -94,12 +107,15 @@ func ParseJSON(raw string) (Action, error) {
 		return Action{}, &ParseError{Reason: "text follows the JSON object"}
 	}
 	a := Action{Kind: KindToolCall}
-	var err error
-	if a.Reflection, err = optionalString(top, "reflection"); err != nil {
-		return Action{}, err
-	}
-	if a.Plan, err = optionalString(top, "plan"); err != nil {
-		return Action{}, err
+	// The reflection and the plan are the model's prose for itself, of any
+	// JSON type; the seed asks for tolerance and gives them no type
+	// (0003.D5.parts). They are kept only when they are strings.
+	a.Reflection, _ = top["reflection"].(string)
+	a.Plan, _ = top["plan"].(string)
+	if _, several := top["actions"]; several {
+		// The batch form, whatever it holds and whatever stands beside it
+		// (0003.D7.several.actions-key).
+		return Action{}, &ParseError{Reason: `the object has an "actions" field: several calls in one output are not an action`}
 	}
 	rawAction, ok := top["action"]
 	if !ok {
@@ -202,18 +218,6 @@ func Unfence(text string) (body string, ok bool) {
 		return "", false
 	}
 	return strings.TrimSpace(inner[nl+1:]), true
-}
-
-func optionalString(m map[string]any, key string) (string, error) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", &ParseError{Reason: fmt.Sprintf("%q is not a string", key)}
-	}
-	return s, nil
 }
 
 // checkDepth refuses deeply nested JSON before decoding it, so hostile

@@ -31,7 +31,11 @@ func TestParseJSON_0003_D6(t *testing.T) {
 		{name: "prose", raw: `I will read the file.`, wantErr: "expected a JSON object"},
 		{name: "trailing text", raw: `{"action":{"tool":"a","arguments":{}}} thanks`, wantErr: "text follows"},
 		{name: "truncated", raw: `{"action":{"tool":"a"`, wantErr: "invalid JSON"},
-		{name: "reflection not string", raw: `{"reflection":1,"action":{"tool":"a","arguments":{}}}`, wantErr: `"reflection" is not a string`},
+		{name: "0003.D5.parts reflection and plan of any type", raw: `{"reflection":1,"plan":["a","b"],"action":{"tool":"a","arguments":{}}}`, tool: "a", args: map[string]any{}, hasArgs: true},
+		{name: "0003.D6.duplicate-keys in the action", raw: `{"action":{"tool":"a","tool":"b","arguments":{}}}`, wantErr: "/action/tool appears twice"},
+		{name: "0003.D6.duplicate-keys in the arguments", raw: `{"action":{"tool":"a","arguments":{"x":1,"x":2}}}`, wantErr: "/action/arguments/x appears twice"},
+		{name: "0003.D7.several.actions-key beside action", raw: `{"action":{"tool":"a","arguments":{}},"actions":[]}`, wantErr: `"actions" field`},
+		{name: "0003.D7.several.actions-key of one call", raw: `{"actions":[{"tool":"a","arguments":{}}]}`, wantErr: `"actions" field`},
 		{name: "deep", raw: `{"action":{"tool":"a","arguments":{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}}`, wantErr: "nests deeper"},
 		{name: "brackets in strings do not count as depth", raw: `{"action":{"tool":"a","arguments":{"x":"` + strings.Repeat("[", 100) + `"}}}`, tool: "a", args: map[string]any{"x": strings.Repeat("[", 100)}, hasArgs: true},
 	}

@@ -218,3 +218,19 @@ func unknownWithoutDetail(k Kernel) Kernel {
 	}
 	return k
 }
+
+// journalErrorDropsSteps loses the steps settled before a journal write
+// error: whatever did not end and was not interrupted shows none (0002.D6).
+func journalErrorDropsSteps(k Kernel) Kernel {
+	drop := func(entry func(context.Context, *run.Request, run.Options) (*run.Result, error)) func(context.Context, *run.Request, run.Options) (*run.Result, error) {
+		return func(ctx context.Context, req *run.Request, opts run.Options) (*run.Result, error) {
+			res, err := entry(ctx, req, opts)
+			var in *run.Interrupted
+			if err != nil && !errors.As(err, &in) {
+				return nil, err
+			}
+			return res, err
+		}
+	}
+	return Kernel{Run: drop(k.Run), Resume: drop(k.Resume)}
+}

@@ -194,3 +194,76 @@ func jinjaPlaceholder(inner func(string) error, tmpl string) error {
 	}
 	return nil
 }
+
+// whitespaceIsEmpty strips the fragments, and drops whitespace-only
+// injection entries, before the emptiness test (0010.D2.whitespace).
+func whitespaceIsEmpty(in *assembly.Input) {
+	in.RunFragment, in.GoalFragment = strings.TrimSpace(in.RunFragment), strings.TrimSpace(in.GoalFragment)
+	inj := make(map[string][]string, len(in.Injections))
+	for ch, entries := range in.Injections {
+		inj[ch] = slices.DeleteFunc(slices.Clone(entries), func(e string) bool { return e != "" && strings.TrimSpace(e) == "" })
+	}
+	in.Injections = inj
+}
+
+// turnBlock is one message of the history: its block type, role and text.
+type turnBlock struct {
+	t    assembly.BlockType
+	role string
+	text string
+}
+
+// history lays out the history a port's own way: the wrapped Build lays
+// out everything before it, render each turn's messages.
+func history(render func(t assembly.Turn, tmpl string) []turnBlock) func(*run.RequestConfig, run.RequestConfig) error {
+	return assembler(func(a assembly.Assembler, _ *run.RequestConfig) assembly.Assembler {
+		return built{a, func(in assembly.Input, m assembly.Measure) ([]assembly.Message, int, error) {
+			turns := in.History
+			in.History = nil
+			msgs, size, err := a.Build(in, m)
+			if err != nil {
+				return nil, 0, err
+			}
+			tmpl := in.Template
+			if tmpl == "" {
+				tmpl = assembly.DefaultTemplate
+			}
+			for _, t := range turns {
+				for _, b := range render(t, tmpl) {
+					n, err := m(b.t, b.text)
+					if err != nil {
+						return nil, 0, fmt.Errorf("measure %s block: %w", b.t, err)
+					}
+					size += n
+					msgs = append(msgs, assembly.Message{Role: b.role, Content: b.text})
+				}
+			}
+			return msgs, size, nil
+		}}
+	})
+}
+
+// emptyTurnDropped adds no message for an empty model output or an empty
+// observation (0010.D2.turns).
+func emptyTurnDropped(t assembly.Turn, tmpl string) []turnBlock {
+	var out []turnBlock
+	if t.ModelOutput != "" {
+		out = append(out, turnBlock{assembly.BlockModelOutput, assembly.RoleAssistant, t.ModelOutput})
+	}
+	if t.Observation != "" {
+		out = append(out, turnBlock{assembly.BlockObservation, assembly.RoleUser, strings.ReplaceAll(tmpl, assembly.Placeholder, t.Observation)})
+	}
+	return out
+}
+
+// bracesFormatted applies the template as a Python format string, {{ and
+// }} escapes for single braces (0010.D4.spelling).
+func bracesFormatted(t assembly.Turn, tmpl string) []turnBlock {
+	r := strings.NewReplacer("{{", "\x00", "}}", "\x01").Replace(tmpl)
+	r = strings.ReplaceAll(r, assembly.Placeholder, t.Observation)
+	obs := strings.NewReplacer("\x00", "{", "\x01", "}").Replace(r)
+	return []turnBlock{
+		{assembly.BlockModelOutput, assembly.RoleAssistant, t.ModelOutput},
+		{assembly.BlockObservation, assembly.RoleUser, obs},
+	}
+}

@@ -60,6 +60,28 @@ const (
 	UnknownRestrictDropped     Name = "unknown-restrict-names-dropped"
 	ContextSizeOffByOne        Name = "context-size-off-by-one"
 	SeveralCallsFirst          Name = "several-calls-first-taken"
+	PartsMustBeStrings         Name = "plan-and-reflection-must-be-strings"
+	DuplicateKeysLastWins      Name = "duplicate-keys-last-wins"
+	ActionsKeyTaken            Name = "actions-key-taken"
+	EmptyOutputUncounted       Name = "empty-output-uncounted"
+	EmptyTurnDropped           Name = "empty-turn-dropped"
+	WhitespaceIsEmpty          Name = "whitespace-is-empty"
+	InvalidSchemaFirstOnly     Name = "invalid-schema-first-only"
+	UnresolvedRefAccepted      Name = "unresolved-ref-accepted"
+	NoParametersBareCall       Name = "no-parameters-bare-call-accepted"
+	BooleansAreNumbers         Name = "booleans-are-numbers"
+	DefaultsFilled             Name = "defaults-filled"
+	RunEndedBeforeRecord       Name = "run-ended-before-end-record"
+	SinkFailuresPerPhase       Name = "sink-failures-per-phase"
+	EmptyReturnPlaceholder     Name = "empty-return-placeholder"
+	ErrorFirstLineOnly         Name = "error-message-first-line"
+	JSONFenceAfterProse        Name = "json-fence-after-prose-accepted"
+	TemplateBracesFormatted    Name = "template-braces-formatted"
+	DecisionFailureToExecutor  Name = "decision-failure-to-executor"
+	ResumeHistoryObservation   Name = "resume-history-from-observation"
+	JournalErrorDropsSteps     Name = "journal-error-drops-steps"
+	OnlyZeroCapsRefused        Name = "only-zero-caps-refused"
+	EmptyFenceRunAsCode        Name = "empty-fence-run-as-code"
 	IntentAfterAction          Name = "intent-after-action"
 	NoRunEndRecord             Name = "no-run-end-record"
 	UnknownWithoutDetail       Name = "unknown-without-detail"
@@ -141,6 +163,8 @@ func journalDeviations() []Deviation {
 			Wrap{Options: read(tornRefused)}},
 		{DamagedTailCut, "0002.D5", "a complete last record with a bad checksum is cut like a torn one and resume goes on, instead of refusing",
 			Wrap{Options: read(damagedCut)}},
+		{JournalErrorDropsSteps, "0002.D6", "a journal write error loses the steps settled before it: the trajectory shows none",
+			Wrap{Kernel: journalErrorDropsSteps}},
 	}
 }
 
@@ -175,6 +199,22 @@ func requestDeviations() []Deviation {
 			Wrap{Request: parser(wholeFenceOnly)}},
 		{HistoryUsesExecutorText, "0007.D2", "the history shows the executor's sentence instead of the synthetic text",
 			Wrap{Options: departure(func(d *run.Departures) { d.HistoryShowsExecutorText = true })}},
+		{PartsMustBeStrings, "0003.D5.parts", "a reflection or plan that is not a string makes the output a decision failure",
+			Wrap{Request: parser(partsMustBeStrings)}},
+		{DuplicateKeysLastWins, "0003.D6.duplicate-keys", "a key written twice in the model's JSON takes its last value, as most JSON readers do",
+			Wrap{Request: parser(duplicatesLastWin)}},
+		{ActionsKeyTaken, "0003.D7.several.actions-key", "an actions list of one call is taken as that call, and an actions field beside an action is ignored",
+			Wrap{Request: parser(actionsKeyTaken)}},
+		{EmptyOutputUncounted, "0003.D7.empty", "an empty or blank model output is settled but not counted toward the total cap",
+			Wrap{Options: departure(func(d *run.Departures) { d.BlankOutputsUncounted = true })}},
+		{JSONFenceAfterProse, "0003.D7", "a JSON action in the one fenced block of an output is unfenced even with prose around it",
+			Wrap{Request: parser(jsonFenceAfterProse)}},
+		{DecisionFailureToExecutor, "0003.D4", "an output that is no action is handed to a project executor, which settles it",
+			Wrap{Options: departure(func(d *run.Departures) { d.DecisionFailureToExecutor = true })}},
+		{EmptyFenceRunAsCode, "0003.D5.fence", "an empty fenced block in the code language is run as empty code",
+			Wrap{Request: parser(emptyFenceRunAsCode)}},
+		{ResumeHistoryObservation, "0007.D2", "resume rebuilds the history of NOT_EXECUTED and ENV_ERROR steps from their observation instead of their history observation",
+			Wrap{Options: departure(func(d *run.Departures) { d.ResumeHistoryFromObservation = true })}},
 	}
 }
 
@@ -205,6 +245,8 @@ func judgeDeviations() []Deviation {
 			Wrap{Request: toolErrorCompletes}},
 		{CancelNotReleased, "0004.D4.release", "a cancelled call is abandoned without being released",
 			Wrap{Abandon: true}},
+		{OnlyZeroCapsRefused, "0004.D1.min", "only a cap of exactly 0 is refused; a negative cap is accepted",
+			Wrap{Request: onlyZeroCapsRefused}},
 	}
 }
 
@@ -225,6 +267,16 @@ func registryDeviations() []Deviation {
 			Wrap{Request: registryIdentity}},
 		{StringNumbersCoerced, "0006.D6.no-coercion", "a numeric string is coerced to a number when that makes the call valid",
 			Wrap{Request: parser(numbersCoerced)}},
+		{InvalidSchemaFirstOnly, "0006.D6.construction.all", "invalid_schema names only the first broken spec in registration order",
+			Wrap{Specs: invalidSchemaFirstOnly}},
+		{UnresolvedRefAccepted, "0006.D6.compile", "a $ref that does not resolve is not a construction error; the schema is taken as accepting any object",
+			Wrap{Specs: unresolvedRefAccepted}},
+		{NoParametersBareCall, "0006.D6.no-parameters", "a bare call to a tool without parameters passes validation with empty arguments",
+			Wrap{Request: parser(noParametersBareCall)}},
+		{BooleansAreNumbers, "0006.D6.no-coercion.json-types", "true and false pass as integers and numbers, as Python's bool is an int",
+			Wrap{Specs: booleansAreNumbers}},
+		{DefaultsFilled, "0006.D6.no-defaults", "the schema's defaults for top-level properties are filled into the handler's arguments",
+			Wrap{Specs: defaultsFilled}},
 	}
 }
 
@@ -261,6 +313,16 @@ func handlerDeviations() []Deviation {
 			}))}},
 		{NormalReturnSynthetic, "0008.D4.normal-return", "a handler's normal return is marked observation_is_synthetic",
 			Wrap{Request: outcomes(normalReturn(func(_ action.Action, out *tools.ActionOutcome) { out.ObservationIsSynthetic = true }))}},
+		{EmptyReturnPlaceholder, "0008.D4.normal-return", "a handler's empty or blank return is replaced by \"(no output)\"",
+			Wrap{Request: outcomes(normalReturn(func(_ action.Action, out *tools.ActionOutcome) {
+				if strings.TrimSpace(out.Observation) == "" {
+					out.Observation = "(no output)"
+				}
+			}))}},
+		{ErrorFirstLineOnly, "0008.D4.handler-error.format", "a handler error's message is cut to its first line",
+			Wrap{Request: outcomes(ordinaryError(func(out *tools.ActionOutcome, _ tools.CallReport) {
+				out.Observation, _, _ = strings.Cut(out.Observation, "\n")
+			}))}},
 		{CancelAsObservation, "0008.D4.cancelled", "a cancelled handler call is settled as an EXECUTED observation instead of passing through",
 			Wrap{Request: outcomes(cancelAsObservation)}},
 		{CompletesRunAsEnvSignal, "0008.D4.constants", "the derived executor sets env_reported_completion for a completes_run tool",
@@ -295,6 +357,12 @@ func contextDeviations() []Deviation {
 			Wrap{Request: checkTemplate(jinjaPlaceholder)}},
 		{BlockNamesRenamed, "0010.D5.names", "the observation block is measured as block type tool_result",
 			Wrap{Request: measure(blocksRenamed)}},
+		{EmptyTurnDropped, "0010.D2.turns", "an empty model output or an empty observation adds no message to the next model input",
+			Wrap{Request: history(emptyTurnDropped)}},
+		{WhitespaceIsEmpty, "0010.D2.whitespace", "fragments and injection entries are stripped before the emptiness test, so whitespace-only text adds no message",
+			Wrap{Request: before(whitespaceIsEmpty)}},
+		{TemplateBracesFormatted, "0010.D4.spelling", "the observation template is applied as a format string: {{ and }} become single braces",
+			Wrap{Request: history(bracesFormatted)}},
 	}
 }
 
@@ -307,6 +375,10 @@ func eventDeviations() []Deviation {
 			Wrap{Options: sinkFailureStops}},
 		{SinkFailuresUncounted, "0011.D2.count", "sink failures are not counted in event_sink_failures",
 			Wrap{Options: sinks(uncounted)}},
+		{RunEndedBeforeRecord, "0011.D1.end-after-record", "run_ended is emitted before the end record is written, so a failed write still announces an end",
+			Wrap{Options: departure(func(d *run.Departures) { d.RunEndedBeforeRecord = true })}},
+		{SinkFailuresPerPhase, "0011.D2.count.phases", "sink failures are counted per phase, and the trajectory shows the last phase's count",
+			Wrap{SinkCountPerPhase: true}},
 	}
 }
 

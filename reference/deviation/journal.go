@@ -68,17 +68,24 @@ func rewrite(f func(r *journal.Record) bool) func(*run.Options) {
 	return journalFS(func(fsys journal.FS) journal.FS { return rewriting{fsys, f} })
 }
 
-// noRunEnd never writes the run's end (0002.D2): the record is dropped and
-// no hook sees it written.
+// noRunEnd never writes the run's end (0002.D2): the record is dropped,
+// no hook sees it written and no write fault can fail it.
 func noRunEnd(o *run.Options) {
 	rewrite(func(r *journal.Record) bool { return r.Type != journal.TypeRunEnd })(o)
-	if hook := o.JournalHook; hook != nil {
-		o.JournalHook = func(p journal.Point) error {
-			if p.Type == journal.TypeRunEnd {
-				return nil
-			}
-			return hook(p)
+	o.JournalHook = skipRunEnd(o.JournalHook)
+	o.JournalWriteFault = skipRunEnd(o.JournalWriteFault)
+}
+
+// skipRunEnd is f at every point but the run's end; nil stays nil.
+func skipRunEnd(f func(journal.Point) error) func(journal.Point) error {
+	if f == nil {
+		return nil
+	}
+	return func(p journal.Point) error {
+		if p.Type == journal.TypeRunEnd {
+			return nil
 		}
+		return f(p)
 	}
 }
 

@@ -410,3 +410,12 @@ func firstMissingOnly(err error) error {
 	}
 	return err
 }
+
+// onlyZeroCapsRefused refuses only a cap of exactly 0 and accepts a
+// negative one (0004.D1.min).
+func onlyZeroCapsRefused(c *run.RequestConfig, first run.RequestConfig) error {
+	if c.Budget.MaxEffectiveSteps == 0 || c.Budget.MaxTotalSteps == 0 {
+		return nil // the request refuses it, as the design does
+	}
+	return zeroCapsAccepted(c, first)
+}

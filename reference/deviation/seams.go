@@ -33,6 +33,9 @@ type Wrap struct {
 	// model and the handlers must not see its cancellation
 	// (0004.D4.release).
 	Abandon bool
+	// SinkCountPerPhase counts sink failures afresh in each phase, so
+	// the trajectory shows the last phase's count (0011.D2.count.phases).
+	SinkCountPerPhase bool
 }
 
 // Kernel is the kernel's two entry points.
@@ -150,4 +153,15 @@ func (s Seams) Abandon() bool {
 // tells a cancelled call from a failed one.
 func cancelled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// SinkCountPerPhase reports whether sink failures are counted afresh in
+// each phase.
+func (s Seams) SinkCountPerPhase() bool {
+	for _, w := range s.wraps {
+		if w.SinkCountPerPhase {
+			return true
+		}
+	}
+	return false
 }

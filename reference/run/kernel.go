@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
@@ -94,8 +95,9 @@ type Options struct {
 }
 
 // Departures are mistakes a port can make in the decisions whose code is
-// the kernel's own: how a settled step counts and what the history shows,
-// when the intent is journalled, what is validated. Every other deviation
+// the kernel's own: how a settled step counts and what the history shows
+// (resumed steps too), when the intent is journalled and run_ended
+// emitted, what is validated, who settles a decision failure. Every other deviation
 // selfcheck knows wraps a seam (reference/deviation).
 type Departures struct {
 	// InvalidCallsEffective counts a NOT_EXECUTED step as effective (0004.D1).
@@ -112,6 +114,18 @@ type Departures struct {
 	// HandlerRunsOnInvalid calls a derived executor's handler before the
 	// call is validated (0008.D4.validate).
 	HandlerRunsOnInvalid bool
+	// BlankOutputsUncounted leaves an empty or blank model output out of
+	// the total (0003.D7.empty).
+	BlankOutputsUncounted bool
+	// DecisionFailureToExecutor hands an output that is no action to a
+	// project executor, which settles it (0003.D4).
+	DecisionFailureToExecutor bool
+	// RunEndedBeforeRecord emits run_ended before the end record is
+	// written (0011.D1.end-after-record).
+	RunEndedBeforeRecord bool
+	// ResumeHistoryFromObservation rebuilds the history of a resumed
+	// NOT_EXECUTED or ENV_ERROR step from its observation (0007.D2).
+	ResumeHistoryFromObservation bool
 }
 
 func (o Options) journalOptions() journal.Options {
@@ -193,13 +207,16 @@ func Run(ctx context.Context, req *Request, opts Options) (*Result, error) {
 }
 
 // stopped returns what a run that did not end has to show: for an
-// interruption the steps settled so far beside the error, for anything
-// else the error alone.
+// interruption or a failed journal write the steps settled so far beside
+// the error, for anything else the error alone.
 func (k *kernel) stopped(err error) (*Result, error) {
 	var in *Interrupted
-	if !errors.As(err, &in) {
+	var we *journal.WriteError
+	if !errors.As(err, &in) && !errors.As(err, &we) {
 		return nil, err
 	}
+	// A failed journal write keeps the steps settled before it: the
+	// trajectory shows every settled step (0002.D6).
 	return &Result{Steps: k.steps, EventSinkFailures: k.sinkFailures()}, err
 }
 
@@ -239,6 +256,11 @@ func (k *kernel) buildInput() ([]assembly.Message, int, error) {
 
 // addTurn extends the next input with a settled step.
 func (k *kernel) addTurn(st Step) error {
+	if _, standard := k.req.assembler.(assembly.Standard); !standard {
+		// Only the design's layout is known to append a turn the way
+		// AppendTurn does: another assembler builds every input whole.
+		k.built = false
+	}
 	if !k.built {
 		return nil
 	}
@@ -318,6 +340,13 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		}
 		settled.ErrorType = rep.ErrorType
 		completed = k.completesRun(act, out, rep)
+	} else if k.opts.Departures.DecisionFailureToExecutor {
+		if _, derived := k.req.executor.(Dispatcher); !derived {
+			var err error
+			if out, err = k.req.executor.Execute(ctx, action.Action{Kind: action.KindNone}); err != nil {
+				return End{}, true, k.interrupt(st.Index, "tool_call", "", err)
+			}
+		}
 	}
 	k.account(&st, out, perr)
 	st.Replayed = mode == settleReplay
@@ -457,7 +486,7 @@ func (k *kernel) account(st *Step, out tools.ActionOutcome, perr error) {
 		st.HistoryObservation = k.req.synthetic.NotExecuted
 	}
 	k.count.TotalSteps++
-	if dep := k.opts.Departures; dep.InvalidCallsEffective || dep.HistoryShowsExecutorText || dep.DecisionFailuresUncounted {
+	if dep := k.opts.Departures; dep.InvalidCallsEffective || dep.HistoryShowsExecutorText || dep.DecisionFailuresUncounted || dep.BlankOutputsUncounted {
 		k.departedAccount(st, out, perr)
 	}
 	st.Counters = k.count
@@ -474,7 +503,7 @@ func (k *kernel) departedAccount(st *Step, out tools.ActionOutcome, perr error) 
 			st.HistoryObservation = out.Observation
 		}
 	}
-	if perr != nil && dep.DecisionFailuresUncounted {
+	if perr != nil && (dep.DecisionFailuresUncounted || dep.BlankOutputsUncounted && strings.TrimSpace(st.ModelOutput) == "") {
 		k.count.TotalSteps--
 	}
 }
@@ -518,10 +547,16 @@ func (k *kernel) finish(end End) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode end record: %w", err)
 	}
-	if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
-		return nil, err
+	early := k.opts.Departures.RunEndedBeforeRecord
+	if early {
+		k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
 	}
-	k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	if err := k.write(journal.Record{Type: journal.TypeRunEnd, Payload: payload}); err != nil {
+		return k.stopped(err)
+	}
+	if !early {
+		k.stream.Emit(events.Event{Type: events.TypeRunEnded, Reason: string(end.Reason)})
+	}
 	return &Result{Steps: k.steps, End: end, EventSinkFailures: k.sinkFailures()}, nil
 }
 

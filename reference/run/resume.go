@@ -55,6 +55,9 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			if err := json.Unmarshal(r.Payload, &st); err != nil {
 				return nil, fmt.Errorf("resume: step %d result record is unreadable: %w", r.Step, err)
 			}
+			if st.Outcome.Status != tools.StatusExecuted && opts.Departures.ResumeHistoryFromObservation {
+				st.HistoryObservation = st.Outcome.Observation
+			}
 			k.steps = append(k.steps, st)
 			k.count = st.Counters
 			pendingOutput, pendingIntent = nil, nil

@@ -2,9 +2,11 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,9 @@ func (e *RegistryError) Error() string {
 	case "unknown_tool":
 		return fmt.Sprintf("tool registry: RestrictTo names %s, which the registry does not hold; check the spelling or register the tool first", quoteAll(e.Tools))
 	default:
+		if len(e.Tools) > 1 {
+			return fmt.Sprintf("tool registry: the parameters schemas of %s do not compile; the first: %v", quoteAll(e.Tools), e.Err)
+		}
 		return fmt.Sprintf("tool registry: the parameters schema of %s does not compile: %v", quoteAll(e.Tools), e.Err)
 	}
 }
@@ -103,14 +108,24 @@ func NewRegistryWithCache(cache *SchemaCache, specs ...ToolSpec) (*ToolRegistry,
 	}
 	if len(dups) > 0 {
 		sort.Strings(dups)
-		return nil, &RegistryError{Kind: "duplicate_tool", Tools: dups}
+		return nil, &RegistryError{Kind: "duplicate_tool", Tools: slices.Compact(dups)}
 	}
+	// Every broken schema is named, sorted, as every spec without a
+	// handler is (0006.D6.construction.all); Err is the first one's.
+	var broken []string
+	var first error
 	for _, s := range r.specs {
 		sch, err := cache.compile(s.Name, s.Parameters)
 		if err != nil {
-			return nil, &RegistryError{Kind: "invalid_schema", Tools: []string{s.Name}, Err: err}
+			broken = append(broken, s.Name)
+			first = cmp.Or(first, err)
+			continue
 		}
 		r.schemas[s.Name] = sch
+	}
+	if len(broken) > 0 {
+		sort.Strings(broken)
+		return nil, &RegistryError{Kind: "invalid_schema", Tools: broken, Err: first}
 	}
 	return r, nil
 }

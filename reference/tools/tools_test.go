@@ -199,6 +199,19 @@ func TestNewRegistry_0006_D6_constructionErrors(t *testing.T) {
 	}
 }
 
+func TestNewRegistry_0006_D6_construction_all(t *testing.T) {
+	var re *tools.RegistryError
+	_, err := tools.NewRegistry(tools.ToolSpec{Name: "b"}, tools.ToolSpec{Name: "a"}, tools.ToolSpec{Name: "b"}, tools.ToolSpec{Name: "a"}, tools.ToolSpec{Name: "b"})
+	if !errors.As(err, &re) || re.Kind != "duplicate_tool" || !cmp.Equal(re.Tools, []string{"a", "b"}) {
+		t.Errorf("duplicates: err = %v, want duplicate_tool naming a and b once each", err)
+	}
+	ref := map[string]any{"$ref": "#/$defs/missing"}
+	_, err = tools.NewRegistry(tools.ToolSpec{Name: "z", Parameters: ref}, tools.ToolSpec{Name: "ok"}, tools.ToolSpec{Name: "m", Parameters: map[string]any{"type": "integr"}})
+	if !errors.As(err, &re) || re.Kind != "invalid_schema" || !cmp.Equal(re.Tools, []string{"m", "z"}) {
+		t.Errorf("broken schemas: err = %v, want invalid_schema naming m and z", err)
+	}
+}
+
 func TestRestrictTo_0008_D1_handlersTravel(t *testing.T) {
 	h := func(context.Context, map[string]any) (string, error) { return "ok", nil }
 	full, _ := tools.NewRegistry(

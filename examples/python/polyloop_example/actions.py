@@ -30,6 +30,23 @@ def _depth(v: object, d: int = 0) -> int:
     return d
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """Refuse a key written twice: readers disagree on which copy counts
+    (0003.D6.duplicate-keys)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
 def _failed(why: str, repairs: list[str]) -> Action:
     return Action(kind="none", repairs=tuple(repairs), error=why)
 
@@ -44,18 +61,20 @@ def parse_json(raw: str) -> Action:
         text = m.group(1).strip()
         repairs.append("unfence")
     try:
-        doc, end = json.JSONDecoder().raw_decode(text)
+        doc, end = json.JSONDecoder(object_pairs_hook=_no_duplicates).raw_decode(text)
+    except _DuplicateKey as err:
+        return _failed(f"the key {err.key!r} appears twice in one object", repairs)
     except ValueError as err:
-        return _failed(f"the output is not JSON ({err.msg})", repairs)
+        return _failed(f"the output is not JSON ({getattr(err, 'msg', err)})", repairs)
     if text[end:].strip():
         return _failed("something follows the JSON object", repairs)
     if _depth(doc) > MAX_DEPTH:
         return _failed("the JSON is nested too deeply", repairs)
     if not isinstance(doc, dict):
         return _failed("the JSON is not an object", repairs)
-    for key in ("reflection", "plan"):  # optional strings (0003.D5)
-        if doc.get(key) is not None and not isinstance(doc[key], str):
-            return _failed(f"{key} is not a string", repairs)
+    # The reflection and the plan may be any JSON value (0003.D5.parts).
+    if "actions" in doc:  # the batch form, whatever it holds (0003.D7.several.actions-key)
+        return _failed("an actions field holds several calls; an action is one", repairs)
     act = doc.get("action")
     if not isinstance(act, dict):
         return _failed("there is no action object", repairs)
@@ -85,7 +104,7 @@ def parse_code(raw: str) -> Action:
         return _failed(f"{len(blocks)} fenced blocks in one output; a code action is one", [])
     if blocks:
         if not blocks[0].strip():
-            return _failed("the code block is empty", ["unfence"])
+            return _failed("the code block is empty", [])
         return Action(kind="code", code=blocks[0].strip(), repairs=("unfence",))
     if not text:
         return _failed("the output is empty: no code to run", [])

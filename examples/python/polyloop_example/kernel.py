@@ -166,10 +166,19 @@ class Journal:
             raise JournalWriteError(record["type"], seq, err)
         body = json.dumps(record, ensure_ascii=False).encode("utf-8")
         line = b"%08x %s\n" % (zlib.crc32(body), body)
+        new = not os.path.exists(self.path)
         with open(self.path, "ab") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
+        if new:
+            # A new file's name is durable once its directory is synced:
+            # without it a power cut can lose the whole journal (0002.D1).
+            d = os.open(os.path.dirname(self.path), os.O_RDONLY)
+            try:
+                os.fsync(d)
+            finally:
+                os.close(d)
         self.count = seq
         if self.point:
             await self.point("after", seq, record["type"], step)

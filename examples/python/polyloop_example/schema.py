@@ -20,7 +20,27 @@ class SchemaError(Exception):
     """The schema itself is broken."""
 
 
-def check_schema(schema: Any, where: str = "") -> None:
+def resolve(root: dict, ref: str) -> Any:
+    """The subschema a local $ref points at, or None when it does not
+    resolve inside root (nothing is fetched: 0006.D6.compile)."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in [p for p in ref[1:].split("/") if p]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node if isinstance(node, (dict, bool)) else None
+
+
+def check_schema(schema: Any, where: str = "", root: Any = None) -> None:
+    """Refuse a schema that does not compile (0006.D6.compile): invalid
+    for the keywords checked here, or a $ref that does not resolve."""
+    if root is None:
+        root = schema
+    if isinstance(schema, bool):
+        return
     if not isinstance(schema, dict):
         raise SchemaError(f"{where or 'schema'} is not an object")
     t = schema.get("type")
@@ -28,10 +48,17 @@ def check_schema(schema: Any, where: str = "") -> None:
     for n in names:
         if n not in _TYPES:
             raise SchemaError(f"{where or 'schema'}: unknown type {n!r}")
+    req = schema.get("required")
+    if req is not None and not (isinstance(req, list) and all(isinstance(r, str) for r in req)):
+        raise SchemaError(f"{where}/required is not a list of names")
+    if "$ref" in schema and resolve(root, str(schema["$ref"])) is None:
+        raise SchemaError(f"{where}/$ref {schema['$ref']!r} does not resolve inside the schema")
     for name, sub in (schema.get("properties") or {}).items():
-        check_schema(sub, f"{where}/properties/{name}")
+        check_schema(sub, f"{where}/properties/{name}", root)
+    for name, sub in (schema.get("$defs") or {}).items():
+        check_schema(sub, f"{where}/$defs/{name}", root)
     if isinstance(schema.get("items"), dict):
-        check_schema(schema["items"], f"{where}/items")
+        check_schema(schema["items"], f"{where}/items", root)
     if "pattern" in schema:
         try:
             re.compile(schema["pattern"])
@@ -57,10 +84,17 @@ def _is(value: Any, t: str) -> bool:
     return isinstance(value, (int, float))
 
 
-def problems(schema: dict, value: Any, where: str = "") -> list[str]:
-    """Every way value breaks schema, each naming where."""
+def problems(schema: dict, value: Any, where: str = "", root: Any = None) -> list[str]:
+    """Every way value breaks schema, each naming where. A schema's
+    default is an annotation: nothing is filled in (0006.D6.no-defaults)."""
     out: list[str] = []
     here = where or "the arguments"
+    if root is None:
+        root = schema
+    if "$ref" in schema:
+        target = resolve(root, str(schema["$ref"]))
+        if isinstance(target, dict):
+            out.extend(problems(target, value, where, root))
     t = schema.get("type")
     if t is not None:
         names = t if isinstance(t, list) else [t]
@@ -77,12 +111,12 @@ def problems(schema: dict, value: Any, where: str = "") -> list[str]:
                 out.append(f"{where}/{name} is required but missing")
         for name, sub in value.items():
             if name in props:
-                out.extend(problems(props[name], sub, f"{where}/{name}"))
+                out.extend(problems(props[name], sub, f"{where}/{name}", root))
             elif schema.get("additionalProperties") is False:
                 out.append(f"{where}/{name} is not allowed")
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            out.extend(problems(schema["items"], item, f"{where}/{i}"))
+            out.extend(problems(schema["items"], item, f"{where}/{i}", root))
     if isinstance(value, str):
         if "minLength" in schema and len(value) < schema["minLength"]:
             out.append(f"{here} is too short")

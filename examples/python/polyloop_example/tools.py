@@ -71,16 +71,26 @@ class RegistryError(Exception):
 
 class ToolRegistry:
     def __init__(self, specs: list[ToolSpec]) -> None:
+        # Names first: a duplicate makes "its schema" ambiguous
+        # (0006.D6.construction.order). Each error names every tool it
+        # concerns, once each (0006.D6.construction.all).
         seen: set[str] = set()
-        for spec in specs:  # names first: a duplicate makes "its schema" ambiguous (0006.D6.construction.order)
+        dups: set[str] = set()
+        for spec in specs:
             if spec.name in seen:
-                raise RegistryError("duplicate_tool", f"two tools are registered as {spec.name!r}", [spec.name])
+                dups.add(spec.name)
             seen.add(spec.name)
+        if dups:
+            raise RegistryError("duplicate_tool", "tools registered more than once: " + ", ".join(sorted(dups)), sorted(dups))
+        broken: dict[str, str] = {}
         for spec in specs:
             try:
                 check_schema(spec.parameters if spec.parameters is not None else {})
             except SchemaError as err:
-                raise RegistryError("invalid_schema", f"the parameter schema of {spec.name!r} is broken: {err}", [spec.name]) from err
+                broken[spec.name] = str(err)
+        if broken:
+            why = "; ".join(f"{n!r}: {broken[n]}" for n in sorted(broken))
+            raise RegistryError("invalid_schema", f"parameter schemas that do not compile: {why}", sorted(broken))
         self._specs = list(specs)
         self._by_name = {s.name: s for s in specs}
 
@@ -102,7 +112,8 @@ class ToolRegistry:
             # GovDoc 三: a bare name is the missing-arguments error, never
             # "empty but valid", whatever the schema allows.
             return f"{action.tool!r} needs an arguments object"
-        found = problems(dict(spec.parameters or {}), action.arguments)
+        params = dict(spec.parameters or {})
+        found = problems(params, action.arguments, root=params)
         if found:
             return f"{action.tool!r} got unusable arguments: " + "; ".join(found)
         return None

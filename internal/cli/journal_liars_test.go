@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/systrace"
+)
+
+// pythonKernel is the command line of a Python kernel over the kit, with
+// the kit and the example on its path.
+func pythonKernel(t *testing.T, args string) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("the journal liars are Python kernels, and there is no python3")
+	}
+	root, _ := filepath.Abs("../..")
+	path := filepath.Join(root, "adapters", "python") + string(os.PathListSeparator) + filepath.Join(root, "examples", "python")
+	return "PYTHONPATH=" + path + " LIAR_SHADOW=" + t.TempDir() + " python3 " + args
+}
+
+// TestExplore_journalLiars: kernels that look crash-safe without resuming
+// from the journal they are handed, or without a durable journal. Each
+// passed run and explore before the runner moved the journal, forked
+// resumes from a server of their own, tore a record no process completed
+// and cut the power; each now fails, citing the decision it breaks.
+func TestExplore_journalLiars(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	liar := filepath.Join("testdata", "liars", "journal_liar.py")
+	for _, tc := range []struct {
+		mode string
+		args []string
+		want []string
+	}{
+		// The real journal in a shadow keyed by the journal_dir path: the
+		// resumed process is given another path (0002.D1, 0002.D3).
+		{"shadow-dir", []string{"explore", "--run", "resume.never-not-replayed"}, []string{"(0002.D3)"}},
+		// The journal in memory mapped MAP_SHARED before the fork server
+		// forks, keyed by the spec: resumes fork from another server.
+		{"mapshared", []string{"explore", "-p", "1", "--run", "resume.never-not-replayed"}, []string{"(0002.D3)"}},
+		// Refuses every torn tail but one whose record it saw written
+		// whole: the runner now tears a record no process completed.
+		{"shadow-repair", []string{"run", "--run", "resume.torn-tail"}, []string{"FAIL resume.torn-tail", "journal_damaged", "0002.D5"}},
+		// Deletes phase i's journal when phase i+1 starts: every phase's
+		// journal is held to its points whenever a process stops.
+		{"phase-delete", []string{"run", "--run", "resume.crash-in-second-phase"}, []string{"phase 0: journal_dir", "holds no file", "0003.D1"}},
+		// Forgets an unfinished NEVER intent when it resumes a later
+		// phase: the mail goes out twice.
+		{"phase-replay", []string{"run", "--run", "resume.never-in-second-phase"}, []string{"FAIL resume.never-in-second-phase", "resume_outcome_unknown", "0002.D4"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			args := append(tc.args, "--impl", pythonKernel(t, liar+" "+tc.mode), "--timeout", "60s", "--handshake-timeout", "60s")
+			code, out, errs := runBuilt(t, args...)
+			if code != ExitFail {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("report lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestExplore_powerLoss: the reference and the Python example keep every
+// record they report written through any power cut; a kernel whose fsync
+// does nothing loses records, and the report names them.
+func TestExplore_powerLoss(t *testing.T) {
+	if err := systrace.Available(); err != nil {
+		t.Skip(err) // the sentence says what to install
+	}
+	t.Parallel()
+	selfImpl(t)
+	for _, tc := range []struct {
+		name, impl string
+		code       int
+		want       []string
+	}{
+		{"reference", "", ExitOK, []string{"1 passed, 0 failed"}},
+		{"python example", "-m polyloop_example", ExitOK, []string{"1 passed, 0 failed"}},
+		{"no fsync", filepath.Join("testdata", "liars", "journal_liar.py") + " no-fsync", ExitFail,
+			[]string{"the cut lost", "record 1 (run_started)", "reported written (its after point) but not durable", "0002.D1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"explore", "--power-loss", "--run", "resume.safe-replayed", "--timeout", "60s", "--handshake-timeout", "60s"}
+			if tc.impl != "" {
+				args = append(args, "--impl", pythonKernel(t, tc.impl))
+			}
+			code, out, errs := runBuilt(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("report lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestExplore_phases: explore kills at every point of every phase and
+// resumes with phase. The reference passes; a kernel that forgets an
+// unfinished NEVER intent when it resumes a later phase is caught at the
+// points between that intent and its result.
+func TestExplore_phases(t *testing.T) {
+	t.Parallel()
+	selfImpl(t)
+	code, out, errs := runBuilt(t, "explore", "--run", "resume.never-in-second-phase", "--timeout", "60s")
+	if code != ExitOK || !strings.Contains(out, "1 passed, 0 failed") || strings.Contains(out, " 0 crash points") {
+		t.Fatalf("the reference: exit %d\n%s\n%s", code, out, errs)
+	}
+	liar := pythonKernel(t, filepath.Join("testdata", "liars", "journal_liar.py")+" phase-replay")
+	code, out, errs = runBuilt(t, "explore", "--impl", liar, "--run", "resume.never-in-second-phase", "--timeout", "60s", "--handshake-timeout", "60s")
+	if code != ExitFail || !strings.Contains(out, "send:after:action_intent:step1: phase send:") || !strings.Contains(out, "0002.D4") {
+		t.Fatalf("phase-replay: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"time"
+
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+// Exploration is what exploring one scenario's crash points (or power
+// cuts) found, as a report row needs it.
+type Exploration struct {
+	Explored int      // points killed (or states) resumed
+	Baseline error    // the uninterrupted run failed: nothing explored
+	Failures []string // one sentence per failing point, its name first
+	// Source names the exploration in each problem: "explore" or
+	// "power-loss".
+	Source string
+}
+
+// ExploreRow is the verdict of one scenario's exploration: a failure of
+// the uninterrupted run, or one problem per failing point, each citing the
+// resume decisions and the scenario's own.
+func ExploreRow(sc *scenarios.Scenario, e Exploration, took time.Duration) Row {
+	decs := append([]string{"0002.D3", "0002.D4"}, sc.Decisions...)
+	row := Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: e.Explored}
+	if e.Baseline != nil {
+		row.Verdict = Fail
+		row.Problems = []Problem{{Source: "run", Message: "the uninterrupted run: " + e.Baseline.Error(), Decisions: decs}}
+		return row
+	}
+	row.Verdict, row.Note = Pass, CrashPointsNote(e.Explored)
+	for _, f := range e.Failures {
+		row.Problems = append(row.Problems, Problem{Source: e.Source, Message: f, Decisions: decs})
+	}
+	if len(row.Problems) > 0 {
+		row.Verdict = Fail
+	}
+	return row
+}
+
+// SkipRow is a scenario an exploration skips, with the reason.
+func SkipRow(sc *scenarios.Scenario, note string) Row {
+	return Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Verdict: Skip, Decisions: sc.Decisions, Note: note}
+}

@@ -1,0 +1,24 @@
+package report
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/scenarios"
+)
+
+func TestExploreRow(t *testing.T) {
+	sc := &scenarios.Scenario{ID: "resume.x", Level: "MUST", Decisions: []string{"0002.D5"}}
+	pass := ExploreRow(sc, Exploration{Explored: 4, Source: "explore"}, 0)
+	if pass.Verdict != Pass || pass.CrashPoints != 4 || pass.Note != "4 crash points" {
+		t.Fatalf("clean exploration: %+v", pass)
+	}
+	fail := ExploreRow(sc, Exploration{Explored: 4, Failures: []string{"after:run_started: lost"}, Source: "power-loss"}, 0)
+	if fail.Verdict != Fail || len(fail.Problems) != 1 || fail.Problems[0].Source != "power-loss" || fail.Problems[0].Decisions[2] != "0002.D5" {
+		t.Fatalf("failing point: %+v", fail)
+	}
+	base := ExploreRow(sc, Exploration{Baseline: errors.New("no result"), Failures: []string{"ignored"}}, 0)
+	if base.Verdict != Fail || len(base.Problems) != 1 || base.Problems[0].Source != "run" {
+		t.Fatalf("failed baseline: %+v", base)
+	}
+}

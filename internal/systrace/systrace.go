@@ -1,0 +1,323 @@
+// Package systrace records what an implementation does to its files, as
+// the system calls it makes, by running it under strace(1) on Linux: each
+// open, write, sync, truncate, rename and unlink, and the lines it writes
+// to stdout (where its journal points are). Power-loss exploration
+// (internal/powerloss) replays them on a modelled disk to build the states
+// a power cut can leave, for any implementation in any language.
+package systrace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// Calls are the system calls traced: the ones that change a file or its
+// directory entry, make either durable, or write to stdout.
+const Calls = "trace=openat,open,creat,write,pwrite64,writev,fsync,fdatasync,sync,syncfs,ftruncate,truncate,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat"
+
+// Available says, in one sentence, why tracing cannot run here, or nil.
+func Available() error {
+	path, err := exec.LookPath("strace")
+	if err != nil {
+		return errors.New("power-loss exploration needs strace(1) on the PATH to see the implementation's writes and syncs (Linux; apt-get install strace), and there is none")
+	}
+	if out, err := exec.Command(path, "-qq", "-o", "/dev/null", "--", "true").CombinedOutput(); err != nil {
+		return fmt.Errorf("power-loss exploration needs strace(1), which cannot trace here (%s): ptrace is not permitted (a container without CAP_SYS_PTRACE?)", strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// Command returns cmd run under strace -f, writing its trace to out: the
+// same program, arguments, environment and directory. Strings are kept
+// whole (up to 16 MiB, the protocol's longest line), file descriptors
+// carry their paths (-y).
+func Command(cmd *exec.Cmd, out string) *exec.Cmd {
+	args := append([]string{"-f", "-y", "-x", "-qq", "-s", strconv.Itoa(16 << 20), "-o", out, "-e", Calls, "--"}, cmd.Args...)
+	w := exec.Command("strace", args...)
+	w.Path, _ = exec.LookPath("strace")
+	w.Env, w.Dir = cmd.Env, cmd.Dir
+	return w
+}
+
+// Kinds of Op.
+const (
+	Open     = "open"     // Path opened for writing; Create when O_CREAT made it, Trunc with O_TRUNC
+	Write    = "write"    // Data written to Path at Offset (-1: at the file's offset or its end with O_APPEND)
+	Sync     = "sync"     // fsync or fdatasync of Path (a file or a directory)
+	SyncAll  = "sync_all" // sync or syncfs: everything durable
+	Truncate = "truncate" // Path cut to Size
+	Rename   = "rename"   // Path renamed to To
+	Unlink   = "unlink"   // Path removed
+	Stdout   = "stdout"   // Data written to file descriptor 1
+)
+
+// Op is one traced system call that succeeded.
+type Op struct {
+	Pid    int
+	Kind   string
+	Path   string
+	To     string
+	Data   []byte
+	Offset int64
+	Size   int64
+	Create bool
+	Trunc  bool
+	Append bool
+}
+
+// Parse reads strace -f -y -x output. Calls that failed are dropped; a
+// call split by another thread's (<unfinished ...>, <... resumed>) is
+// joined. A line it cannot read is an error naming its number.
+func Parse(r io.Reader) ([]Op, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 80<<20)
+	pending := map[int]string{}
+	var ops []Op
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		sp := strings.IndexByte(line, ' ')
+		if sp < 0 {
+			continue
+		}
+		pid, err := strconv.Atoi(line[:sp])
+		if err != nil {
+			continue // not a call line
+		}
+		rest := strings.TrimLeft(line[sp+1:], " ") // strace pads short pids
+		if head, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
+			pending[pid] = head
+			continue
+		}
+		if strings.HasPrefix(rest, "<... ") {
+			i := strings.Index(rest, " resumed>")
+			if i < 0 {
+				continue
+			}
+			rest = pending[pid] + rest[i+len(" resumed>"):]
+			delete(pending, pid)
+		}
+		op, ok, err := parseCall(rest)
+		if err != nil {
+			return nil, fmt.Errorf("strace output line %d: %w", n, err)
+		}
+		if ok {
+			op.Pid = pid
+			ops = append(ops, op)
+		}
+	}
+	return ops, sc.Err()
+}
+
+// parseCall reads "name(args) = ret"; ok is false for a call that failed
+// or one that changes nothing this package follows.
+func parseCall(s string) (Op, bool, error) {
+	open := strings.IndexByte(s, '(')
+	eq := strings.LastIndex(s, ") = ")
+	if open < 0 || eq < open {
+		return Op{}, false, nil // a signal or an exit line
+	}
+	name, args, ret := s[:open], s[open+1:eq], s[eq+len(") = "):]
+	if strings.HasPrefix(ret, "-") || strings.HasPrefix(ret, "?") {
+		return Op{}, false, nil
+	}
+	a := &argReader{s: args}
+	switch name {
+	case "openat", "open", "creat":
+		if name == "openat" {
+			a.fd()
+		}
+		a.str()
+		flags := a.word()
+		if name == "creat" {
+			flags = "O_CREAT|O_WRONLY|O_TRUNC"
+		}
+		if !strings.Contains(flags, "O_WRONLY") && !strings.Contains(flags, "O_RDWR") {
+			return Op{}, false, a.err
+		}
+		_, path := parseFD(ret)
+		return Op{Kind: Open, Path: path, Create: strings.Contains(flags, "O_CREAT"), Trunc: strings.Contains(flags, "O_TRUNC"), Append: strings.Contains(flags, "O_APPEND")}, a.err == nil, a.err
+	case "write", "pwrite64":
+		fd, path := a.fd()
+		data := a.str()
+		op := Op{Kind: Write, Path: path, Data: data, Offset: -1}
+		if name == "pwrite64" {
+			a.word()
+			op.Offset, _ = strconv.ParseInt(a.word(), 10, 64)
+		}
+		if n, err := strconv.Atoi(strings.Fields(ret)[0]); err == nil && n < len(data) {
+			op.Data = data[:n] // a short write
+		}
+		if fd == 1 {
+			op.Kind, op.Path = Stdout, ""
+		}
+		return op, a.err == nil, a.err
+	case "writev":
+		return Op{}, false, fmt.Errorf("writev is not followed yet: %.80s", s)
+	case "fsync", "fdatasync":
+		_, path := a.fd()
+		return Op{Kind: Sync, Path: path}, a.err == nil, a.err
+	case "sync", "syncfs":
+		return Op{Kind: SyncAll}, true, nil
+	case "ftruncate", "truncate":
+		var path string
+		if name == "ftruncate" {
+			_, path = a.fd()
+		} else {
+			path = string(a.str())
+		}
+		size, _ := strconv.ParseInt(a.word(), 10, 64)
+		return Op{Kind: Truncate, Path: path, Size: size}, a.err == nil, a.err
+	case "rename", "renameat", "renameat2":
+		return renameOp(name, a)
+	case "unlink", "unlinkat":
+		dir := ""
+		if name == "unlinkat" {
+			_, dir = a.fd()
+		}
+		return Op{Kind: Unlink, Path: join(dir, string(a.str()))}, a.err == nil, a.err
+	}
+	return Op{}, false, nil // mkdir: directories are taken as durable
+}
+
+func renameOp(name string, a *argReader) (Op, bool, error) {
+	var fromDir, toDir string
+	if name != "rename" {
+		_, fromDir = a.fd()
+	}
+	from := string(a.str())
+	if name != "rename" {
+		_, toDir = a.fd()
+	}
+	to := string(a.str())
+	return Op{Kind: Rename, Path: join(fromDir, from), To: join(toDir, to)}, a.err == nil, a.err
+}
+
+func join(dir, p string) string {
+	if strings.HasPrefix(p, "/") || dir == "" {
+		return p
+	}
+	return dir + "/" + p
+}
+
+// parseFD reads "3</path>" into 3 and "/path".
+func parseFD(s string) (int, string) {
+	i := strings.IndexByte(s, '<')
+	if i < 0 {
+		n, _ := strconv.Atoi(strings.TrimSpace(s))
+		return n, ""
+	}
+	n, _ := strconv.Atoi(s[:i])
+	end := strings.LastIndexByte(s, '>')
+	if end < i {
+		end = len(s)
+	}
+	return n, s[i+1 : end]
+}
+
+// argReader walks a call's arguments: "3</p>", "\"string\"", words.
+type argReader struct {
+	s   string
+	err error
+}
+
+func (a *argReader) skip() {
+	a.s = strings.TrimPrefix(strings.TrimLeft(a.s, " "), ",")
+	a.s = strings.TrimLeft(a.s, " ")
+}
+
+func (a *argReader) fd() (int, string) {
+	a.skip()
+	// "3</a/path>": the path may hold ", " but ends with ">, " or at the end.
+	end := strings.Index(a.s, ">, ")
+	if end < 0 {
+		end = len(a.s) - 1
+	}
+	if end < 0 {
+		a.fail("a file descriptor")
+		return 0, ""
+	}
+	n, p := parseFD(a.s[:end+1])
+	a.s = a.s[end+1:]
+	return n, p
+}
+
+func (a *argReader) word() string {
+	a.skip()
+	i := strings.Index(a.s, ", ")
+	if i < 0 {
+		i = len(a.s)
+	}
+	w := a.s[:i]
+	a.s = a.s[i:]
+	return w
+}
+
+// str reads a quoted string as strace -x prints it.
+func (a *argReader) str() []byte {
+	a.skip()
+	if !strings.HasPrefix(a.s, "\"") {
+		a.fail("a string")
+		return nil
+	}
+	var out []byte
+	i := 1
+	for ; i < len(a.s) && a.s[i] != '"'; i++ {
+		c := a.s[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(a.s) {
+			break
+		}
+		switch e := a.s[i]; e {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'v':
+			out = append(out, '\v')
+		case 'f':
+			out = append(out, '\f')
+		case 'x':
+			if i+2 < len(a.s) {
+				v, err := strconv.ParseUint(a.s[i+1:i+3], 16, 8)
+				if err != nil {
+					a.fail("a \\x escape")
+				}
+				out = append(out, byte(v))
+				i += 2
+			}
+		default:
+			if e >= '0' && e <= '7' {
+				j := i
+				for j < len(a.s) && j < i+3 && a.s[j] >= '0' && a.s[j] <= '7' {
+					j++
+				}
+				v, _ := strconv.ParseUint(a.s[i:j], 8, 8)
+				out = append(out, byte(v))
+				i = j - 1
+			} else {
+				out = append(out, e)
+			}
+		}
+	}
+	a.s = strings.TrimPrefix(a.s[min(i+1, len(a.s)):], "...")
+	return out
+}
+
+func (a *argReader) fail(what string) {
+	if a.err == nil {
+		a.err = fmt.Errorf("expected %s at %.40q", what, a.s)
+	}
+}
