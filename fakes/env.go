@@ -321,13 +321,15 @@ func StepOf(input []trajectories.Message) int {
 	return n
 }
 
-// Complete answers a model call of the given phase.
+// Complete answers a model call of the given phase. The Env keeps input
+// as it is (the call log and Record.ModelInputs hold it): callers pass a
+// slice of their own, built for this call (the wire's decode, or
+// refdriver.WireMessages), and do not change it afterwards.
 func (e *Env) Complete(ctx context.Context, phase int, input []trajectories.Message) (string, error) {
 	e.mu.Lock()
 	e.modelCalls++
-	in := append([]trajectories.Message(nil), input...)
-	e.inputs = append(e.inputs, in)
-	e.logLocked(Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: in})
+	e.inputs = append(e.inputs, input)
+	e.logLocked(Call{Kind: CallModel, Phase: phase, Step: StepOf(input), Input: input})
 	e.mu.Unlock()
 	runs := e.sc.Runs()
 	if phase < 0 || phase >= len(runs) {
@@ -442,8 +444,11 @@ func (e *Env) CallHandler(ctx context.Context, phase int, tool string, args map[
 	e.perTool[tool]++
 	step := e.lastStep
 	idx := len(e.handlerCalls)
-	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: copyArgs(args)})
-	e.logLocked(Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: copyArgs(args)})
+	// One copy of the arguments, for the handler calls and the log: the
+	// records do not change them.
+	kept := copyArgs(args)
+	e.handlerCalls = append(e.handlerCalls, trajectories.HandlerCall{Phase: e.phaseName(phase), Tool: tool, Arguments: kept})
+	e.logLocked(Call{Kind: CallHandler, Phase: phase, Step: step, Tool: tool, Arguments: kept})
 	e.mu.Unlock()
 	b := spec.Handler[min(n, len(spec.Handler)-1)]
 	if e.takeCancel(phase, step, "tool_call") {

@@ -120,8 +120,14 @@ func selfImpl(t *testing.T) string {
 	return ref
 }
 
+// TestRun_inProcess_allPass: the README's first command, the whole suite
+// against the built-in reference, passes. Through the build without the
+// race detector: the point is the whole run's verdict; the kernel's and
+// the runner's concurrency are race-tested in process by the conformance
+// suite and by the tests here that call run.
 func TestRun_inProcess_allPass(t *testing.T) {
-	code, out, errs := run(t, "run")
+	t.Parallel()
+	code, out, errs := runBuilt(t, "run")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

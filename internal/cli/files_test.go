@@ -119,7 +119,9 @@ func TestRecordThenVerify(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
-	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", "resume.*,context.order", "--record", dir)
+	// --timeout 60s: on a loaded machine a resume scenario's two
+	// processes can pass the default 10 s; what is checked is the recording.
+	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--timeout", "60s", "--run", "resume.*,context.order", "--record", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -316,26 +318,5 @@ func TestVerify_checksWhatRunChecks(t *testing.T) {
 	code, out, _ = run(t, "verify", "--scenarios", scen, "--goldens", gold, got)
 	if code != ExitFail || !strings.Contains(out, "1 from the scenario's expect") || !strings.Contains(out, "expect: ") {
 		t.Errorf("expect: exit %d\n%s", code, out)
-	}
-}
-
-// TestRecord_namesFilesByScenario: --record names each file by the
-// scenario that ran, not by the trajectory's own scenario field (ten
-// scenarios once produced one file).
-func TestRecord_namesFilesByScenario(t *testing.T) {
-	t.Parallel()
-	selfImpl(t)
-	dir := t.TempDir()
-	sel := "outcome.normal-return,outcome.env-error,outcome.no-tool-call"
-	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/one-scenario-name.sh", "--run", sel, "--record", dir)
-	if code != ExitFail || !strings.Contains(out, "scenario: want outcome.env-error, got outcome.normal-return") {
-		t.Errorf("exit %d\n%s", code, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "outcome.*.json"))
-	if len(files) != 3 {
-		t.Errorf("%d files for 3 scenarios: %v", len(files), files)
-	}
-	if code, out, _ = run(t, "verify", "--run", sel, dir); code != ExitFail || !strings.Contains(out, "the file is named for outcome.env-error but holds") {
-		t.Errorf("verify: exit %d\n%s", code, out)
 	}
 }

@@ -17,7 +17,9 @@ import (
 func TestBriefNamesTheOneCause(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--brief", "-p", "4", "--run", "context.*,budget.*,outcome.*,parse.*,history.*")
+	// A report's text over fifty scenarios: through the build without the
+	// race detector (runBuilt), as the other report-only runs.
+	code, out, errs := runBuilt(t, "run", "--impl", "sh testdata/impls/context-size-off-by-one.sh", "--brief", "-p", "4", "--run", "context.*,budget.*,outcome.*,parse.*,history.*")
 	if code != ExitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -38,25 +40,6 @@ func TestBriefNamesTheOneCause(t *testing.T) {
 	}
 }
 
-// TestTraceShowsTheExchange: --trace prints a failing scenario's protocol
-// exchange and stderr under it, and nothing for passing ones.
-func TestTraceShowsTheExchange(t *testing.T) {
-	t.Parallel()
-	selfImpl(t)
-	code, out, _ := run(t, "run", "--impl", "sh testdata/impls/wrong-field.sh", "--run", "completion.by-tool,outcome.env-error", "--trace")
-	if code != ExitFail {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	for _, want := range []string{"protocol exchange (runner >, implementation <):", `    > {"type":"run","id":"run.`, `    < {"type":"result","id":"run.`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("trace lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, "protocol exchange (runner >") != 1 {
-		t.Errorf("a passing scenario's exchange was printed:\n%s", out)
-	}
-}
-
 // TestShardsMergeIntoTheWholeRun: run and explore as three shards, merged,
 // report what the unsharded run reports (timings and the shard note
 // aside).
@@ -64,13 +47,24 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
 	dir := t.TempDir()
+	// A suite of seven scenarios, so that each of three shards holds some
+	// and the whole run is not the suite's 130 four times over.
+	scen := filepath.Join(dir, "scenarios")
+	os.Mkdir(scen, 0o755)
+	for _, id := range []string{"outcome.normal-return", "outcome.env-error", "context.order", "parse.fenced-json", "resume.safe-replayed", "cancel.during-model-call", "validation.unknown-tool"} {
+		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(scen, id+".yaml"), data, 0o644)
+	}
 	for _, cmd := range []struct {
 		name string
 		args []string
 	}{
 		// docs/sharding.md's command, without --run: it panicked (the
 		// shard filter wrote over the suite's own list of scenarios).
-		{"run-all", []string{"run"}},
+		{"run-all", []string{"run", "--scenarios", scen}},
 		{"explore", []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}},
 	} {
 		whole := filepath.Join(dir, cmd.name+"-whole.json")
