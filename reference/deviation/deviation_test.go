@@ -37,6 +37,9 @@ func TestEmptySetChangesNothing(t *testing.T) {
 	if s.Abandon() {
 		t.Error("an empty set abandons cancelled calls")
 	}
+	if s.SinkCountPerPhase() {
+		t.Error("an empty set counts sink failures per phase")
+	}
 }
 
 func TestModelFailureRetriedCallsOnceMore(t *testing.T) {
