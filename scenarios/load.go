@@ -334,6 +334,7 @@ func check(sc *Scenario) error {
 	if c := sc.Faults.Crash; c != nil {
 		checkPhase("crash", c.Phase, "whose journal write it stops at")
 	}
+	checkCrashOnResume(sc, add)
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {
 		add("/faults/torn_tail", "torn_tail needs a crash fault to follow")
 	}
@@ -476,4 +477,29 @@ func LoadAll(fsys fs.FS) ([]*Scenario, error) {
 		return nil, le
 	}
 	return out, nil
+}
+
+// checkCrashOnResume applies the rules of a second crash: it follows a
+// first one, in a single request, and the journal the second process
+// resumes is the one the first left, neither damaged nor torn.
+func checkCrashOnResume(sc *Scenario, add func(ptr, format string, args ...any)) {
+	c := sc.Faults.CrashOnResume
+	if c == nil {
+		return
+	}
+	const ptr = "/faults/crash_on_resume"
+	switch {
+	case sc.Faults.Crash == nil:
+		add(ptr, "faults.crash_on_resume kills the process that resumes after a crash: add faults.crash, the first process's crash point")
+	case sc.Request == nil:
+		add(ptr, "faults.crash_on_resume is for a single-request scenario; a phased scenario states one crash")
+	case c.Phase != "":
+		add(ptr+"/phase", "phase %q names a phase, but the scenario has a single request; leave phase out", c.Phase)
+	}
+	if sc.Faults.JournalDamage != "" {
+		add(ptr, "faults.crash_on_resume cannot go with journal_damage: resume refuses a damaged journal, so no second process runs to crash")
+	}
+	if sc.Faults.TornTail {
+		add(ptr, "faults.crash_on_resume cannot go with torn_tail: give the tear its own scenario with one crash")
+	}
 }

@@ -213,9 +213,13 @@ type ModelTurn struct {
 
 // Faults are injected failures.
 type Faults struct {
-	Sink     string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
-	Crash    *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
-	TornTail bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
+	Sink  string     `yaml:"sink,omitempty" json:"sink,omitempty"` // error or panic
+	Crash *CrashSpec `yaml:"crash,omitempty" json:"crash,omitempty"`
+	// CrashOnResume kills the process that resumes after Crash too, at
+	// this journal write point; a third process resumes the journal the
+	// second left. It needs Crash, and a single request.
+	CrashOnResume *CrashSpec `yaml:"crash_on_resume,omitempty" json:"crash_on_resume,omitempty"`
+	TornTail      bool       `yaml:"torn_tail,omitempty" json:"torn_tail,omitempty"`
 	// JournalDamage damages the journal after the crash the way no crash
 	// does: last_checksum (a whole last record whose checksum fails) or
 	// middle (damage followed by intact records). Resume refuses (0002.D5).

@@ -70,17 +70,18 @@ func TestProtocolDoc_journalPoints(t *testing.T) {
 	rows := docTable(t, "../../docs/protocol.md", "<!-- journal points:", "<!-- end of journal points -->")
 	// One scenario of each kind a row names.
 	byRow := map[string]string{
-		"`run` of a scenario with a crash point (`faults.crash`)":                 "resume.after-end",
-		"`run` of a scenario with a journal write fault (`faults.journal_error`)": "journal.result-write-error",
-		"`run` of a scenario with a next holder (`faults.resume`)":                "cancel.resume-after-safe-tool",
-		"`run` of any other scenario":                                             "outcome.normal-return",
-		"`resume`, in the new process":                                            "resume.after-end",
+		"`run` of a scenario with a crash point (`faults.crash`)":                                     "resume.after-end",
+		"`run` of a scenario with a journal write fault (`faults.journal_error`)":                     "journal.result-write-error",
+		"`run` of a scenario with a next holder (`faults.resume`)":                                    "cancel.resume-after-safe-tool",
+		"`run` of any other scenario":                                                                 "outcome.normal-return",
+		"`resume`, in the new process":                                                                "resume.after-end",
+		"`resume` to the second process of a scenario with a second crash (`faults.crash_on_resume`)": "resume.crash-again-after-resume",
 	}
 	if len(rows) != len(byRow) {
 		t.Fatalf("docs/protocol.md's journal-points table has %d rows, the test knows %d", len(rows), len(byRow))
 	}
 	dir := t.TempDir()
-	ids := []string{"resume.after-end", "journal.result-write-error", "cancel.resume-after-safe-tool", "outcome.normal-return"}
+	ids := []string{"resume.after-end", "journal.result-write-error", "cancel.resume-after-safe-tool", "outcome.normal-return", "resume.crash-again-after-resume"}
 	if code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--run", strings.Join(ids, ","), "--transcripts", dir); code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

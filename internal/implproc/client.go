@@ -239,6 +239,14 @@ func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, tr *transc
 		ch.Kill()
 		return nil, err
 	}
+	if out == nil && x.Killed() {
+		// Killed again (faults.crash_on_resume): a third process resumes
+		// the journal this one left, transplanted first by Resumes.
+		if _, err := x.Resumes(nil); err != nil {
+			return nil, err
+		}
+		return c.resume(x, sc, tr, running)
+	}
 	c.put(ch)
 	return x.Resumed(out)
 }

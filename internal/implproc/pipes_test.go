@@ -248,3 +248,46 @@ func TestForkServerGone(t *testing.T) {
 		t.Errorf("got %v, %v; want errServerGone", ch, err)
 	}
 }
+
+// TestCrashOnResumeThirdProcess: with faults.crash_on_resume the process
+// that resumes is killed too and a third resumes: two processes from the
+// resume server, the first resume asking for journal points and the
+// second not, and the scenario passes.
+func TestCrashOnResumeThirdProcess(t *testing.T) {
+	c := &Client{Trace: true}
+	z := &zygote{}
+	zch := z.run(c, t)
+	if _, err := c.handshake(zch, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.zygote = zch
+	rz := &zygote{}
+	rch := rz.run(c, t)
+	if _, err := c.handshake(rch, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.resumer, c.resumerTried = rch, true
+	const id = "resume.crash-again-after-resume"
+	res := judge(t, c, id)
+	if !res.Passed() {
+		t.Fatalf("not passed: %v", res.Messages())
+	}
+	z.mu.Lock()
+	rz.mu.Lock()
+	forks, resumes := z.forks, rz.forks
+	rz.mu.Unlock()
+	z.mu.Unlock()
+	if forks != 1 || resumes != 2 {
+		t.Errorf("%d forks from the first server and %d from the resume server, want 1 and 2: the run and two resumes", forks, resumes)
+	}
+	var sent []string
+	for _, l := range strings.Split(c.Transcript(id), "\n") {
+		if strings.HasPrefix(l, `> {"type":"resume"`) {
+			sent = append(sent, l)
+		}
+	}
+	if len(sent) != 2 || !strings.Contains(sent[0], `"report_journal_points":true`) || strings.Contains(sent[1], `"report_journal_points"`) {
+		t.Errorf("resume messages sent, want two, only the first asking for journal points:\n%s", strings.Join(sent, "\n"))
+	}
+	c.Close()
+}

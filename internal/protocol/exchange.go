@@ -51,7 +51,7 @@ type Exchange struct {
 	run      *Message // the run message
 	resume   *Message // the resume message, once Resumes says so
 	tmp      string   // the journal's temporary directory, "" without one
-	moved    string   // the resumed journal's temporary directory (transplant)
+	moved    []string // the resumed journals' temporary directories (transplant)
 	handover func(killed, next string) error
 	// tearBefore: the scenario's torn tail is the runner's to make, the way
 	// a crash does (journal-lines): the process dies at the point before
@@ -59,9 +59,12 @@ type Exchange struct {
 	tearBefore bool
 	torn       []byte
 	crash      *scenarios.CrashSpec
-	killedAt   *Point
-	id         string // the opaque run ID, which results must name
-	phases     int    // how many requests the spec has; calls' phase indexes them
+	// again is faults.crash_on_resume until the first resume arms it: the
+	// process that resumes after the first crash dies at it too.
+	again    *scenarios.CrashSpec
+	killedAt *Point
+	id       string // the opaque run ID, which results must name
+	phases   int    // how many requests the spec has; calls' phase indexes them
 	// cancelled holds the calls the runner cancelled, until the
 	// implementation acknowledges them with released.
 	cancelled map[int]*fakes.Blocked
@@ -124,7 +127,7 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 			before.When = "before"
 			x.crash, x.tearBefore = &before, true
 		default:
-			x.crash = sc.Faults.Crash
+			x.crash, x.again = sc.Faults.Crash, sc.Faults.CrashOnResume
 		}
 	}
 	env.Reporting(run.ReportJournalPoints)
@@ -157,7 +160,7 @@ func (x *Exchange) offers(option string) bool {
 
 // Close removes the journal's directories.
 func (x *Exchange) Close() {
-	for _, d := range []string{x.tmp, x.moved} {
+	for _, d := range append([]string{x.tmp}, x.moved...) {
 		if d != "" {
 			os.RemoveAll(d)
 		}
@@ -196,8 +199,8 @@ func (x *Exchange) Run(p Peer) (*trajectories.Trajectory, error) {
 	return out, nil
 }
 
-// Killed reports whether the runner killed the first process at the
-// crash point.
+// Killed reports whether the runner killed the process that ran last at
+// its crash point (the first, or with faults.crash_on_resume the second).
 func (x *Exchange) Killed() bool { return x.killedAt != nil }
 
 // Resumes judges the first process's run (out, nil if it was killed):
@@ -217,7 +220,7 @@ func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
 			return false, errors.New("the run finished without reaching the scenario's crash point; check the implementation's journal_point messages")
 		}
 		if x.run.JournalDir != "" && sc.Faults.JournalError == nil {
-			if err := journalKept(x.run.JournalDir); err != nil {
+			if err := journalKept(x.journalDir()); err != nil {
 				return false, err
 			}
 		}
@@ -232,22 +235,31 @@ func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
 	// process resumes the journal, as the next holder of the run would.
 	// Only a kill before the first write leaves nothing to resume from.
 	if k := x.killedAt; k != nil && !(k.When == "before" && k.Seq <= 1) {
-		if err := journalKept(x.run.JournalDir); err != nil {
+		if err := journalKept(x.journalDir()); err != nil {
 			return false, err
 		}
 	}
 	return true, x.prepareResume()
 }
 
+// journalDir is the journal_dir of the process that ran last: the run's,
+// or the last resume's.
+func (x *Exchange) journalDir() string {
+	if x.resume != nil {
+		return x.resume.JournalDir
+	}
+	return x.run.JournalDir
+}
+
 // prepareResume builds the resume message and plays the journal's cut or
 // damage where the implementation lets the runner do it.
 func (x *Exchange) prepareResume() error {
 	run, sc := x.run, x.sc
-	next, err := transplant(run.JournalDir, x.handover)
+	next, err := transplant(x.journalDir(), x.handover)
 	if err != nil {
 		return err
 	}
-	x.moved = filepath.Dir(next)
+	x.moved = append(x.moved, filepath.Dir(next))
 	// The resumed process holds another run ID and another journal_dir:
 	// nothing the stopped process kept under either can reach it.
 	x.id = NewRunID()
@@ -297,12 +309,19 @@ func (x *Exchange) prepareResume() error {
 // process, and answers it until its result; Resumed judges that.
 func (x *Exchange) Resume(p Peer) (*trajectories.Trajectory, error) {
 	x.env.Restarted()
+	x.crash = nil
+	if x.again != nil {
+		// faults.crash_on_resume: this process dies too, at its point, and
+		// Killed and Resumes lead to a third. It reports journal points so
+		// the runner can kill it there and check its intents (0002.D1).
+		x.crash, x.again, x.killedAt = x.again, nil, nil
+		x.resume.ReportJournalPoints = true
+	}
 	if err := p.Send(x.resume); err != nil {
 		return nil, err
 	}
-	x.crash = nil
 	x.cancelSent = false // the next holder's run is not cancelled
-	x.env.Reporting(false)
+	x.env.Reporting(x.resume.ReportJournalPoints)
 	// The next holder of the run is not cancelled: the first process's
 	// cancellation (faults.cancel) ended with it, as in process, where the
 	// resume runs on a context without that cancellation.

@@ -17,16 +17,14 @@ import (
 
 // resumeIn resumes the single request of sc from its journal in dir,
 // building the request afresh as a new process would.
-func (sr scenarioRun) resumeIn(ctx context.Context, opts run.Options, dir string) (*run.Result, error) {
+func (sr scenarioRun) resumeIn(ctx context.Context, opts run.Options, dir string, hook journal.Hook) (*run.Result, error) {
 	req, err := BuildRequest(sr.sc, sr.def, 0, sr.env, sr.o)
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := sr.journaled(dir, 0, true, noHook)(ctx, 0, req, opts, nil)
+	res, _, err := sr.journaled(dir, 0, true, func(int) journal.Hook { return hook })(ctx, 0, req, opts, nil)
 	return res, err
 }
-
-func noHook(int) journal.Hook { return nil }
 
 // stopAndResume runs req with a journal until it stops without an end
 // (cancelled, or a failed model call), then resumes that journal with a
@@ -54,7 +52,7 @@ func (sr scenarioRun) stopAndResume(ctx context.Context, req *run.Request, opts 
 	*rec = &events.Recorder{}
 	opts.Sinks = sr.sinks(*rec, 0)
 	sr.restarted()
-	res, err = sr.resumeIn(next, opts, dir)
+	res, err = sr.resumeIn(next, opts, dir, nil)
 	if res == nil {
 		return res, nil, err
 	}
@@ -118,13 +116,44 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	*rec = &events.Recorder{}
 	opts.Sinks = sr.sinks(*rec, 0)
 	sr.restarted()
-	res, err = sr.resumeIn(ctx, opts, dir)
+	res, point, err = sr.resumeAgain(ctx, opts, dir, rec, point)
 	if err != nil {
 		return nil, nil, err
 	}
 	info := wireResume(res.Resume)
 	info.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
 	return res, info, nil
+}
+
+func noHook(int) journal.Hook { return nil }
+
+// resumeAgain resumes the journal in dir as the second process does. With
+// faults.crash_on_resume (and no crash point of the harness's own) that
+// process dies too, at its point, and a third resumes the journal it
+// left; point is then the second crash point, the one the last resume
+// follows.
+func (sr scenarioRun) resumeAgain(ctx context.Context, opts run.Options, dir string, rec **events.Recorder, point journal.Point) (*run.Result, journal.Point, error) {
+	spec := sr.sc.Faults.CrashOnResume
+	if spec == nil || sr.o.Crash != nil {
+		res, err := sr.resumeIn(ctx, opts, dir, nil)
+		return res, point, err
+	}
+	inj := ForSpec(spec)
+	res, err := sr.resumeIn(ctx, opts, dir, inj.Hook)
+	second, fired := inj.Fired()
+	switch {
+	case err != nil && !errors.Is(err, ErrCrash):
+		return nil, point, err
+	case !fired && res == nil:
+		return nil, point, errors.New("crash_on_resume point was never reached; the resumed run stopped without an end")
+	case !fired:
+		return nil, point, fmt.Errorf("crash_on_resume point was never reached; the resumed run ended with %s after %d steps", res.End.Reason, len(res.Steps))
+	}
+	*rec = &events.Recorder{}
+	opts.Sinks = sr.sinks(*rec, 0)
+	sr.restarted()
+	res, err = sr.resumeIn(ctx, opts, dir, nil)
+	return res, second, err
 }
 
 // Errnos a journal_error fault may name.

@@ -318,7 +318,11 @@ func resume(ctx context.Context, m *protocol.Message, sc *scenarios.Scenario, en
 	if m.Spec.Phased {
 		return refdriver.ProcessPhases(ctx, sc, env, m.JournalDir, nil, from, opts)
 	}
-	return refdriver.Process(ctx, sc, env, m.JournalDir, nil, true, opts)
+	var hook journal.Hook
+	if m.ReportJournalPoints {
+		hook = env.journalPoint // the runner may kill this process too (faults.crash_on_resume)
+	}
+	return refdriver.Process(ctx, sc, env, m.JournalDir, hook, true, opts)
 }
 
 // remoteEnv answers the reference kernel's calls by asking the runner.
