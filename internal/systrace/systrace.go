@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -72,15 +73,26 @@ type Op struct {
 
 // Parse reads strace -f -y -x output. Calls that failed are dropped; a
 // call split by another thread's (<unfinished ...>, <... resumed>) is
-// joined. A line it cannot read is an error naming its number.
+// joined. A line to stdout counts where it started, so a journal point is
+// after only the calls that returned before it was written; every other
+// call counts where it returned. A line it cannot read is an error naming
+// its number, but for the last one, which strace may not have finished.
 func Parse(r io.Reader) ([]Op, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 80<<20)
-	pending := map[int]string{}
+	type split struct {
+		head string
+		slot int // the index in ops kept for a line to stdout, or -1
+	}
+	pending := map[int]split{}
 	var ops []Op
+	var bad error // the last unreadable line, an error once another follows
 	n := 0
 	for sc.Scan() {
 		n++
+		if bad != nil {
+			return nil, bad
+		}
 		line := sc.Text()
 		sp := strings.IndexByte(line, ' ')
 		if sp < 0 {
@@ -91,39 +103,71 @@ func Parse(r io.Reader) ([]Op, error) {
 			continue // not a call line
 		}
 		rest := strings.TrimLeft(line[sp+1:], " ") // strace pads short pids
+		if strings.HasPrefix(rest, "--- ") || strings.HasPrefix(rest, "+++ ") {
+			continue // a signal or an exit
+		}
 		if head, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
-			pending[pid] = head
+			p := split{head: head, slot: -1}
+			if strings.HasPrefix(head, "write(1<") || strings.HasPrefix(head, "write(1,") {
+				p.slot = len(ops)
+				ops = append(ops, Op{}) // filled when it returns
+			}
+			pending[pid] = p
 			continue
 		}
+		slot := -1
 		if strings.HasPrefix(rest, "<... ") {
 			i := strings.Index(rest, " resumed>")
-			if i < 0 {
+			p, ok := pending[pid]
+			if i < 0 || !ok {
+				bad = fmt.Errorf("strace output line %d: a resumed call whose start the trace lacks: %.80s", n, rest)
 				continue
 			}
-			rest = pending[pid] + rest[i+len(" resumed>"):]
+			rest, slot = p.head+rest[i+len(" resumed>"):], p.slot
 			delete(pending, pid)
 		}
 		op, ok, err := parseCall(rest)
 		if err != nil {
-			return nil, fmt.Errorf("strace output line %d: %w", n, err)
+			bad = fmt.Errorf("strace output line %d: %w", n, err)
+			continue
 		}
-		if ok {
-			op.Pid = pid
+		if !ok {
+			continue
+		}
+		op.Pid = pid
+		if slot >= 0 {
+			ops[slot] = op
+		} else {
 			ops = append(ops, op)
 		}
 	}
-	return ops, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	// Drop the slots of lines to stdout that failed or never returned.
+	return slices.DeleteFunc(ops, func(o Op) bool { return o.Kind == "" }), nil
+}
+
+// splitReturn cuts "name(args) = ret" into "name(args" and "ret". strace
+// pads a short line's return to a column: ")              = 0".
+func splitReturn(s string) (call, ret string, ok bool) {
+	for i := strings.LastIndex(s, " = "); i >= 0; i = strings.LastIndex(s[:i], " = ") {
+		if head := strings.TrimRight(s[:i], " "); strings.HasSuffix(head, ")") {
+			return head[:len(head)-1], s[i+len(" = "):], true
+		}
+	}
+	return "", "", false
 }
 
 // parseCall reads "name(args) = ret"; ok is false for a call that failed
 // or one that changes nothing this package follows.
 func parseCall(s string) (Op, bool, error) {
-	open := strings.IndexByte(s, '(')
-	eq := strings.LastIndex(s, ") = ")
-	if open < 0 || eq < open {
-		return Op{}, false, nil // a signal or an exit line
+	call, ret, found := splitReturn(s)
+	open := strings.IndexByte(call, '(')
+	if !found || open < 0 {
+		return Op{}, false, fmt.Errorf("expected a call and its return: %.80q", s)
 	}
-	name, args, ret := s[:open], s[open+1:eq], s[eq+len(") = "):]
+	name, args := call[:open], call[open+1:]
 	if strings.HasPrefix(ret, "-") || strings.HasPrefix(ret, "?") {
 		return Op{}, false, nil
 	}

@@ -91,3 +91,67 @@ fd=os.open(d, os.O_RDONLY); os.fsync(fd)
 		t.Fatalf("traced %q", mine)
 	}
 }
+
+// realResumed is the shape of a trace of the reference under load (a Go
+// process, its threads preempted by SIGURG): strace pads a short resumed
+// line's return to its 40th column, so the joined call reads
+// "fsync(8</j/run>)              = 0". The padded return was read as no
+// return at all, the directory's sync dropped, and every record after it
+// reported lost: a false alarm against the reference.
+const realResumed = `7031  openat(AT_FDCWD</tmp>, "/j/run/journal.jsonl", O_WRONLY|O_CREAT|O_EXCL|O_APPEND|O_CLOEXEC, 0644) = 7</j/run/journal.jsonl>
+7031  openat(AT_FDCWD</tmp>, "/j/run", O_RDONLY|O_CLOEXEC) = 8</j/run>
+7030  fsync(8</j/run> <unfinished ...>
+7031  --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=7010, si_uid=0} ---
+7030  <... fsync resumed>)              = 0
+7030  write(1<pipe:[1794619]>, "{\"type\":\"journal_point\",\"call\":6}\n", 35) = 35
+7030  write(7</j/run/journal.jsonl>, "c8fb60c1 {}\n", 12 <unfinished ...>
+7029  write(1<pipe:[1794619]>, "{\"n\":1}\n" <unfinished ...>
+7030  <... write resumed>)              = 12
+7031  fsync(7</j/run/journal.jsonl> <unfinished ...>
+7029  <... write resumed>, 8)           = 8
+7031  <... fsync resumed>)              = 0
+7029  sync()                                  = 0
+`
+
+func TestParse_paddedResumedReturn(t *testing.T) {
+	ops, err := Parse(strings.NewReader(realResumed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range ops {
+		got = append(got, o.Kind+" "+o.Path+" "+string(o.Data))
+	}
+	// A line to stdout counts where it started (a point announced before
+	// a sync finished is not after it); every other call where it returned.
+	want := []string{
+		"open /j/run/journal.jsonl ",
+		"sync /j/run ",
+		"stdout  {\"type\":\"journal_point\",\"call\":6}\n",
+		"stdout  {\"n\":1}\n",
+		"write /j/run/journal.jsonl c8fb60c1 {}\n",
+		"sync /j/run/journal.jsonl ",
+		"sync_all  ",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("ops\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestParse_unreadableLine: a call line Parse cannot read is an error
+// naming it, not a call silently dropped; only the last line, which strace
+// may not have finished when it was killed, is let go.
+func TestParse_unreadableLine(t *testing.T) {
+	torn := "7 fsync(3</j/run/journal>) = 0\n7 fsync(3</j/run/jour"
+	if ops, err := Parse(strings.NewReader(torn)); err != nil || len(ops) != 1 {
+		t.Fatalf("a torn last line: %v, %d ops, want no error and 1 op", err, len(ops))
+	}
+	_, err := Parse(strings.NewReader("7 fsync(3</j/run/journal>) ~ 0\n7 sync() = 0\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("an unreadable line: %v, want an error naming line 1", err)
+	}
+	_, err = Parse(strings.NewReader("7 <... fsync resumed>) = 0\n7 sync() = 0\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("a resumed call without its start: %v, want an error naming line 1", err)
+	}
+}

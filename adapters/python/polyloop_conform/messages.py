@@ -121,6 +121,7 @@ class Resume(TypedDict):
     damage: NotRequired[Literal["last_checksum", "middle"]]
     wire_sink: NotRequired[bool]
     wire_measure: NotRequired[bool]
+    report_journal_points: NotRequired[bool]
 
 
 class ModelCall(TypedDict):
