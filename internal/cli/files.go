@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/compare"
 	"github.com/polyloop/polyloop-conform/internal/expect"
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
-	"github.com/polyloop/polyloop-conform/internal/record"
 	"github.com/polyloop/polyloop-conform/internal/schema"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -150,154 +148,6 @@ func diffCmd(_ context.Context, args []string, s stdio) int {
 		return setupError(s, err)
 	}
 	if len(diffs) > 0 {
-		return ExitFail
-	}
-	return ExitOK
-}
-
-func verifyCmd(_ context.Context, args []string, s stdio) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	var src sources
-	src.register(fs)
-	var ignore ignoreFlag
-	fs.Var(&ignore, "ignore", "leave out fields matching `PATH` that your implementation cannot reproduce (repeatable)")
-	ignoreFile := fs.String("ignore-file", "", "read ignore patterns from `FILE`, one per line, # comments")
-	strict := fs.Bool("strict", false, strictUsage)
-	ignoreMust := fs.Bool("ignore-must", false, "allow --ignore to leave out fields that a MUST scenario's expect block checks")
-	pattern := fs.String("run", "", "verify only scenarios whose id matches one of these comma-separated `GLOB`s; the files must hold every selected one")
-	if err := fs.Parse(args); err != nil {
-		return ExitSetup
-	}
-	if fs.NArg() == 0 {
-		return setupError(s, errors.New("verify needs trajectory files or directories: polyloop-conform verify recorded/"))
-	}
-	if *ignoreFile != "" {
-		more, err := readIgnoreFile(*ignoreFile)
-		if err != nil {
-			return setupError(s, err)
-		}
-		ignore = append(ignore, more...)
-	}
-	scs, goldens, err := src.load()
-	if err != nil {
-		return setupError(s, err)
-	}
-	m, err := ignoreMatcher(ignore)
-	if err != nil {
-		return setupError(s, err)
-	}
-	byID := map[string]*scenarios.Scenario{}
-	for _, sc := range scs {
-		byID[sc.ID] = sc
-	}
-	files, err := expandJSON(fs.Args())
-	if err != nil {
-		return setupError(s, err)
-	}
-	selected, err := selectScenarios(scs, *pattern)
-	if err != nil {
-		return setupError(s, err)
-	}
-	want := map[string]bool{}
-	for _, sc := range selected {
-		want[sc.ID] = true
-	}
-	manifests := map[string]record.Manifest{}
-	for _, a := range fs.Args() {
-		if st, err := os.Stat(a); err == nil && st.IsDir() {
-			m, ok, err := record.Read(a)
-			if err != nil {
-				return setupError(s, err)
-			}
-			if ok {
-				manifests[filepath.Clean(a)] = m
-			}
-		}
-	}
-	failed, passed := 0, 0
-	fail := func(format string, args ...any) {
-		failed++
-		fmt.Fprintf(s.out, "FAIL "+format+"\n", args...)
-	}
-	seen := map[string]string{}
-	for _, f := range files {
-		got, err := loadTrajectory(f)
-		if err != nil {
-			fail("%s\n  %s", f, strings.ReplaceAll(err.Error(), "\n", "\n  "))
-			continue
-		}
-		id, _, _ := compare.Lookup(got, "scenario")
-		name, _ := id.(string)
-		if base := strings.TrimSuffix(filepath.Base(f), ".json"); base != name {
-			fail("%s\n  the file is named for %s but holds the trajectory of %q: a trajectory filed under another scenario's name proves nothing about that scenario", f, base, name)
-			continue
-		}
-		if other, dup := seen[name]; dup {
-			fail("%s\n  a second trajectory for %s (the first is %s)", f, name, other)
-			continue
-		}
-		seen[name] = f
-		if byID[name] != nil && !want[name] {
-			fmt.Fprintf(s.out, "skip %s (%s): not selected by --run\n", f, name)
-			continue
-		}
-		if m, ok := manifests[filepath.Dir(filepath.Clean(f))]; ok && !m.Has(name) {
-			fail("%s\n  stale: the recording of %s (%s) did not write it; an earlier run left it. Delete it, or record again", f, m.RecordedAt.Format(time.RFC3339), m.Implementation)
-			continue
-		}
-		gdata, ok := goldens[name]
-		if !ok {
-			fail("%s\n  scenario %q has no golden; is the file from another suite version?", f, name)
-			continue
-		}
-		_, wantDoc, err := trajectories.Parse("golden "+name, gdata)
-		if err != nil {
-			return setupError(s, err)
-		}
-		counts, hidden := ignoredFields(m, byID[name], wantDoc)
-		if hidden != "" && !*ignoreMust {
-			return setupError(s, fmt.Errorf("--ignore would leave out %s of %s, which that MUST scenario's expect block checks; fix the implementation, or add --ignore-must to accept not checking it", hidden, name))
-		}
-		opts, err := diffOptions(wantDoc, ignore, *strict)
-		if err != nil {
-			return setupError(s, err)
-		}
-		diffs, err := compare.Diff(wantDoc, got, opts)
-		if err != nil {
-			return setupError(s, err)
-		}
-		// The scenario's own oracle, as run applies it: a recording that
-		// matches a golden the design contradicts is still wrong.
-		var broken []string
-		if sc := byID[name]; sc != nil {
-			for _, e := range expect.Check(sc, got) {
-				if _, hide := m.Match(e.Path); hide && e.Path != "" {
-					continue
-				}
-				broken = append(broken, "expect: "+e.String()+" ("+strings.Join(sc.Decisions, ", ")+")")
-			}
-		}
-		if len(diffs) == 0 && len(broken) == 0 {
-			passed++
-			fmt.Fprintf(s.out, "ok   %s (%s)\n", f, name)
-			printIgnored(s, counts)
-			continue
-		}
-		fail("%s (%s): %d differences from the golden, %d from the scenario's expect", f, name, len(diffs), len(broken))
-		printIgnored(s, counts)
-		for _, b := range broken {
-			fmt.Fprintf(s.out, "  %s\n", b)
-		}
-		_ = printDiffs(s, false, diffs)
-	}
-	for _, sc := range selected {
-		if seen[sc.ID] == "" {
-			fail("%s\n  missing: no trajectory of this scenario was given; record it, or narrow the check with --run", sc.ID)
-		}
-	}
-	fmt.Fprintf(s.out, "%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
 		return ExitFail
 	}
 	return ExitOK

@@ -4,13 +4,13 @@
 package decisions
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/polyloop/polyloop-conform/internal/markdown"
 )
 
 // Decision is one decision record.
@@ -43,64 +43,50 @@ var (
 	metaRe    = regexp.MustCompile(`^- (level|status|upstream|interpretation|reviewed): (.*)$`)
 )
 
-// Parse reads one design record file.
+// Parse reads one design record file. A record runs from its heading to
+// the next heading other than a level-5 one.
 func Parse(name string, data []byte) ([]Decision, error) {
-	var out []Decision
-	var cur *Decision
-	var body []string
-	flush := func() {
-		if cur != nil {
-			cur.Text = strings.TrimSpace(strings.Join(body, "\n"))
-			out = append(out, *cur)
-		}
+	if err := checkHeadings(name, data); err != nil {
+		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	n := 0
-	inMeta := false
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if m := headingRe.FindStringSubmatch(line); m != nil {
-			flush()
-			cur = &Decision{ID: m[1], Title: m[2], File: name, Line: n}
-			body = []string{line}
-			inMeta = true
-			continue
-		}
-		if looksLike.MatchString(line) {
-			return nil, fmt.Errorf("%s:%d: heading looks like a decision but is not `### NNNN.Dk[.refinement] — Title` (em dash, lower-case refinements)", name, n)
-		}
-		if cur == nil {
-			continue
-		}
-		if strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "#####") {
-			// A non-decision heading ends the record's body.
-			flush()
-			cur = nil
-			continue
-		}
-		body = append(body, line)
-		if inMeta {
-			if m := metaRe.FindStringSubmatch(line); m != nil {
-				if err := setMeta(cur, m[1], strings.TrimSpace(m[2])); err != nil {
-					return nil, fmt.Errorf("%s:%d: %s: %w", name, n, cur.ID, err)
-				}
-				continue
-			}
-			inMeta = false
-		}
-	}
-	flush()
-	if err := sc.Err(); err != nil {
+	secs, err := markdown.Sections(data, headingRe, func(line string) bool {
+		return strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "#####")
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	for _, d := range out {
+	out := make([]Decision, 0, len(secs))
+	for _, sec := range secs {
+		d := Decision{ID: sec.Match[1], Title: sec.Match[2], File: name, Line: sec.Line}
+		// The metadata lines stand right under the heading.
+		for i, line := range sec.Lines[1:] {
+			m := metaRe.FindStringSubmatch(line)
+			if m == nil {
+				break
+			}
+			if err := setMeta(&d, m[1], strings.TrimSpace(m[2])); err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %w", name, sec.Line+1+i, d.ID, err)
+			}
+		}
+		d.Text = strings.TrimSpace(strings.Join(sec.Lines, "\n"))
 		if d.Level == "" || d.Status == "" {
 			return nil, fmt.Errorf("%s:%d: %s needs `- level: MUST|SHOULD` and `- status: accepted|superseded-by ID` right under its heading", name, d.Line, d.ID)
 		}
+		out = append(out, d)
 	}
 	return out, nil
+}
+
+// checkHeadings refuses a heading that looks like a decision's but is not
+// spelled as one.
+func checkHeadings(name string, data []byte) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if looksLike.MatchString(line) && !headingRe.MatchString(line) {
+			return fmt.Errorf("%s:%d: heading looks like a decision but is not `### NNNN.Dk[.refinement] — Title` (em dash, lower-case refinements)", name, i+1)
+		}
+	}
+	return nil
 }
 
 func setMeta(d *Decision, key, val string) error {

@@ -86,6 +86,54 @@ func Paths(sc *scenarios.Scenario, doc any) []string {
 func check(sc *scenarios.Scenario, doc any) *checker {
 	c := &checker{doc: doc}
 	e := sc.Expect
+	checkStop(c, sc, e)
+	if e.Steps != nil {
+		if got := len(c.list("steps")); got != *e.Steps {
+			c.failures = append(c.failures, Failure{Path: "steps", Note: fmt.Sprintf("want %d steps, got %d", *e.Steps, got)})
+		}
+	}
+	for _, s := range e.Step {
+		checkStep(c, s)
+	}
+	if e.HandlerCalls != nil {
+		checkHandlerCalls(c, e.HandlerCalls)
+	}
+	optional(c, "model_calls", e.ModelCalls)
+	optional(c, "event_sink_failures", e.EventSinkFailures)
+	for i, p := range e.Phases {
+		base := fmt.Sprintf("phases[%d]", i)
+		c.value(base+".name", p.Name)
+		c.value(base+".end.reason", p.Reason)
+		optional(c, base+".end.effective_steps", p.EffectiveSteps)
+		optional(c, base+".end.total_steps", p.TotalSteps)
+	}
+	for _, mi := range e.ModelInput {
+		pos, ok := findStep(c, mi.Step, mi.Phase)
+		if !ok {
+			continue
+		}
+		c.value(fmt.Sprintf("steps[%d].model_input", pos), mi.Messages)
+	}
+	for _, ev := range e.Events {
+		checkEvent(c, ev)
+	}
+	if e.EventTypes != nil {
+		checkEventTypes(c, e.EventTypes)
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.value(k, e.Fields[k])
+	}
+	return c
+}
+
+// checkStop checks how the run stopped: refused, failed, interrupted or
+// ended.
+func checkStop(c *checker, sc *scenarios.Scenario, e scenarios.Expect) {
 	if e.AssemblyError != nil {
 		c.value("assembly_error.kind", e.AssemblyError.Kind)
 		if e.AssemblyError.Tools != nil {
@@ -126,75 +174,43 @@ func check(sc *scenarios.Scenario, doc any) *checker {
 			c.value("end.detail.during", e.End.DetailDuring)
 		}
 	}
-	if e.Steps != nil {
-		if got := len(c.list("steps")); got != *e.Steps {
-			c.failures = append(c.failures, Failure{Path: "steps", Note: fmt.Sprintf("want %d steps, got %d", *e.Steps, got)})
-		}
-	}
-	for _, s := range e.Step {
-		checkStep(c, s)
-	}
-	if e.HandlerCalls != nil {
-		counts := map[string]int{}
-		for i, hc := range c.list("handler_calls") {
-			c.read = append(c.read, fmt.Sprintf("handler_calls[%d].tool", i))
-			if m, ok := hc.(map[string]any); ok {
-				if t, ok := m["tool"].(string); ok {
-					counts[t]++
-				}
-			}
-		}
-		names := make([]string, 0, len(e.HandlerCalls))
-		for n := range e.HandlerCalls {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if counts[n] != e.HandlerCalls[n] {
-				c.failures = append(c.failures, Failure{Path: fmt.Sprintf("handler_calls[tool=%s]", n), Note: fmt.Sprintf("want %d calls, got %d", e.HandlerCalls[n], counts[n])})
+}
+
+// checkHandlerCalls checks how often each named tool's handler was called.
+func checkHandlerCalls(c *checker, want map[string]int) {
+	counts := map[string]int{}
+	for i, hc := range c.list("handler_calls") {
+		c.read = append(c.read, fmt.Sprintf("handler_calls[%d].tool", i))
+		if m, ok := hc.(map[string]any); ok {
+			if t, ok := m["tool"].(string); ok {
+				counts[t]++
 			}
 		}
 	}
-	optional(c, "model_calls", e.ModelCalls)
-	optional(c, "event_sink_failures", e.EventSinkFailures)
-	for i, p := range e.Phases {
-		base := fmt.Sprintf("phases[%d]", i)
-		c.value(base+".name", p.Name)
-		c.value(base+".end.reason", p.Reason)
-		optional(c, base+".end.effective_steps", p.EffectiveSteps)
-		optional(c, base+".end.total_steps", p.TotalSteps)
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
 	}
-	for _, mi := range e.ModelInput {
-		pos, ok := findStep(c, mi.Step, mi.Phase)
-		if !ok {
-			continue
-		}
-		c.value(fmt.Sprintf("steps[%d].model_input", pos), mi.Messages)
-	}
-	for _, ev := range e.Events {
-		checkEvent(c, ev)
-	}
-	if e.EventTypes != nil {
-		var got []string
-		for i, ev := range c.list("events") {
-			c.read = append(c.read, fmt.Sprintf("events[%d].type", i))
-			m, _ := ev.(map[string]any)
-			t, _ := m["type"].(string)
-			got = append(got, t)
-		}
-		if !slices.Equal(got, e.EventTypes) {
-			c.failures = append(c.failures, Failure{Path: "events", Note: fmt.Sprintf("event types in order: want %v, got %v", e.EventTypes, got)})
+	sort.Strings(names)
+	for _, n := range names {
+		if counts[n] != want[n] {
+			c.failures = append(c.failures, Failure{Path: fmt.Sprintf("handler_calls[tool=%s]", n), Note: fmt.Sprintf("want %d calls, got %d", want[n], counts[n])})
 		}
 	}
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
+}
+
+// checkEventTypes checks the types of the events, in order.
+func checkEventTypes(c *checker, want []string) {
+	var got []string
+	for i, ev := range c.list("events") {
+		c.read = append(c.read, fmt.Sprintf("events[%d].type", i))
+		m, _ := ev.(map[string]any)
+		t, _ := m["type"].(string)
+		got = append(got, t)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		c.value(k, e.Fields[k])
+	if !slices.Equal(got, want) {
+		c.failures = append(c.failures, Failure{Path: "events", Note: fmt.Sprintf("event types in order: want %v, got %v", want, got)})
 	}
-	return c
 }
 
 func optional(c *checker, path string, v *int) {

@@ -233,24 +233,21 @@ func baseDecisions(dir, base string) (map[string]decisions.Decision, error) {
 	return out, nil
 }
 
+// change is what changed between the base commit and the work tree: the
+// files, the decisions before and the ones whose text changed, and the
+// goldens and scenarios the base held.
+type change struct {
+	files   map[string]bool
+	before  map[string]decisions.Decision
+	changed map[string]bool
+	atBase  map[string]bool
+}
+
+// gitRules applies the rules that compare the work tree with o.Base.
 func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing map[string]bool, r *Result) error {
-	if _, err := git(o.Dir, "rev-parse", "--verify", o.Base+"^{commit}"); err != nil {
-		return fmt.Errorf("--base %s is not a commit in %s: %w", o.Base, o.Dir, err)
-	}
-	files, err := changedFiles(o.Dir, o.Base)
+	c, err := changeSince(o, cur)
 	if err != nil {
 		return err
-	}
-	before, err := baseDecisions(o.Dir, o.Base)
-	if err != nil {
-		return err
-	}
-	changed := map[string]bool{}
-	for _, id := range cur.Order {
-		d := cur.ByID[id]
-		if old, ok := before[id]; !ok || old.Text != d.Text {
-			changed[id] = true
-		}
 	}
 	byID := map[string]*scenarios.Scenario{}
 	citing := map[string][]string{}
@@ -260,22 +257,50 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 			citing[d] = append(citing[d], sc.ID)
 		}
 	}
+	goldenRule(o, c, byID, r)
+	decisionRule(c, cur, citing, passing, r)
+	return nil
+}
+
+// changeSince reads what changed since o.Base.
+func changeSince(o Options, cur *decisions.Set) (*change, error) {
+	if _, err := git(o.Dir, "rev-parse", "--verify", o.Base+"^{commit}"); err != nil {
+		return nil, fmt.Errorf("--base %s is not a commit in %s: %w", o.Base, o.Dir, err)
+	}
+	files, err := changedFiles(o.Dir, o.Base)
+	if err != nil {
+		return nil, err
+	}
+	before, err := baseDecisions(o.Dir, o.Base)
+	if err != nil {
+		return nil, err
+	}
+	c := &change{files: files, before: before, changed: map[string]bool{}, atBase: map[string]bool{}}
+	for _, id := range cur.Order {
+		d := cur.ByID[id]
+		if old, ok := before[id]; !ok || old.Text != d.Text {
+			c.changed[id] = true
+		}
+	}
 	existed, err := git(o.Dir, "ls-tree", "--name-only", o.Base, GoldenDir+"/")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	existedScenarios, err := git(o.Dir, "ls-tree", "--name-only", o.Base, ScenarioDir+"/")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	atBase := map[string]bool{}
 	for _, p := range strings.Fields(existed + "\n" + existedScenarios) {
-		atBase[p] = true
+		c.atBase[p] = true
 	}
-	// Rule: a changed golden needs a changed decision behind it. A golden
-	// added together with its new scenario is a new check, not a change.
+	return c, nil
+}
+
+// goldenRule: a changed golden needs a changed decision behind it. A
+// golden added together with its new scenario is a new check, not a change.
+func goldenRule(o Options, c *change, byID map[string]*scenarios.Scenario, r *Result) {
 	var goldens []string
-	for f := range files {
+	for f := range c.files {
 		if dir, name := path.Split(f); dir == GoldenDir+"/" && strings.HasSuffix(name, ".json") && name != trajectories.SchemaFile {
 			goldens = append(goldens, strings.TrimSuffix(name, ".json"))
 		}
@@ -283,22 +308,22 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 	sort.Strings(goldens)
 	// A change of the trajectory format itself explains golden changes
 	// that no decision does; the format's own history is the record.
-	if files[GoldenDir+"/"+trajectories.SchemaFile] {
+	if c.files[GoldenDir+"/"+trajectories.SchemaFile] {
 		if len(goldens) > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("%d goldens changed with trajectories/%s; review them as a format change", len(goldens), trajectories.SchemaFile))
 		}
-		goldens = nil
+		return
 	}
 	for _, id := range goldens {
 		sc, ok := byID[id]
 		if !ok {
 			continue // reported by the orphan rule, or a deleted scenario with its golden
 		}
-		if !atBase[GoldenDir+"/"+id+".json"] && !atBase[ScenarioDir+"/"+id+".yaml"] {
+		if !c.atBase[GoldenDir+"/"+id+".json"] && !c.atBase[ScenarioDir+"/"+id+".yaml"] {
 			r.Notes = append(r.Notes, fmt.Sprintf("new scenario %s with its golden", id))
 			continue
 		}
-		if slices.ContainsFunc(sc.Decisions, func(d string) bool { return changed[d] }) {
+		if slices.ContainsFunc(sc.Decisions, func(d string) bool { return c.changed[d] }) {
 			continue
 		}
 		if wordingOnly(o.Dir, o.Base, id) {
@@ -307,10 +332,13 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 		}
 		r.Problems = append(r.Problems, fmt.Sprintf("golden %s changed but none of its decisions (%s) changed; record why the behaviour changed in docs/design, or revert the golden", id, strings.Join(sc.Decisions, ", ")))
 	}
-	// Rule: a changed or new decision must be checked by a scenario that
-	// changed with it or passes as it stands.
+}
+
+// decisionRule: a changed or new decision must be checked by a scenario
+// that changed with it or passes as it stands.
+func decisionRule(c *change, cur *decisions.Set, citing map[string][]string, passing map[string]bool, r *Result) {
 	var ids []string
-	for id := range changed {
+	for id := range c.changed {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -322,7 +350,7 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 		cites := citing[id]
 		sort.Strings(cites)
 		ok := slices.ContainsFunc(cites, func(s string) bool {
-			return files[ScenarioDir+"/"+s+".yaml"] || passing[s]
+			return c.files[ScenarioDir+"/"+s+".yaml"] || passing[s]
 		})
 		switch {
 		case len(cites) == 0 && d.Level == "MUST":
@@ -332,8 +360,8 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 		case !ok:
 			r.Problems = append(r.Problems, fmt.Sprintf("decision %s changed but none of the scenarios citing it (%s) changed or passes", id, strings.Join(cites, ", ")))
 		case d.Level == "MUST" && !slices.ContainsFunc(cites, func(s string) bool {
-			return files[ScenarioDir+"/"+s+".yaml"] || files[GoldenDir+"/"+s+".json"]
-		}) && (d.Reviewed == "" || d.Reviewed == before[id].Reviewed):
+			return c.files[ScenarioDir+"/"+s+".yaml"] || c.files[GoldenDir+"/"+s+".json"]
+		}) && (d.Reviewed == "" || d.Reviewed == c.before[id].Reviewed):
 			// The scenarios pass as they stand, but they were written for
 			// the old text: a MUST decision turned into its opposite would
 			// pass here. Their review must be on record.
@@ -342,7 +370,6 @@ func gitRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, passing 
 			r.Notes = append(r.Notes, fmt.Sprintf("decision %s changed; checked by %s", id, strings.Join(cites, ", ")))
 		}
 	}
-	return nil
 }
 
 func upstreamRules(o Options, cur *decisions.Set, scs []*scenarios.Scenario, r *Result) error {

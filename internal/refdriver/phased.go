@@ -6,9 +6,7 @@ import (
 	"fmt"
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
-	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
-	"github.com/polyloop/polyloop-conform/reference/run"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -51,19 +49,12 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 			return nil, fmt.Errorf("crash point was never reached in phase %s", sc.Phases[target].Name)
 		}
 		pdir := protocol.PhaseJournal(dir, target)
-		if sc.Faults.TornTail {
-			if err := TearTail(pdir); err != nil {
-				return nil, err
-			}
-		}
-		if sc.Faults.JournalDamage != "" {
-			if err := DamageJournal(pdir, sc.Faults.JournalDamage); err != nil {
-				return nil, err
-			}
+		if err := sr.breakJournal(pdir); err != nil {
+			return nil, err
 		}
 		sr.journalPlayed()
 		sr.restarted()
-		tr, err := sr.phases(ctx, dir, target, true, func(int) journal.Hook { return nil }, len(sc.Phases)-1)
+		tr, err := sr.phases(ctx, dir, target, true, noHook, len(sc.Phases)-1)
 		if err == nil && tr.Resume != nil {
 			tr.Resume.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
 		}
@@ -74,50 +65,27 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 	next, cancel := nextHolder(ctx)
 	defer cancel()
 	sr.restarted()
-	return sr.phases(next, dir, target, true, func(int) journal.Hook { return nil }, len(sc.Phases)-1)
+	return sr.phases(next, dir, target, true, noHook, len(sc.Phases)-1)
 }
 
 // phases runs phases from..to of a phased scenario as one process does,
-// each journaling under dir (protocol.PhaseJournal), the first of them resumed
-// from its journal when resume is set; hookFor gives each phase's journal
-// hook. It stops at a phase that does not end. A crash injected by a hook
-// comes back as ErrCrash with the trajectory so far.
+// each journaling under dir, the first of them resumed from its journal
+// when resume is set (sequence with the journaled leg).
 func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume bool, hookFor func(int) journal.Hook, to int) (*trajectories.Trajectory, error) {
-	sc := sr.sc
-	tr := &trajectories.Trajectory{Format: trajectories.Format, Scenario: sc.ID}
-	for i := from; i <= to && i < len(sc.Phases); i++ {
-		req, err := BuildRequest(sc, sr.def, i, sr.env, sr.o)
-		if err != nil {
-			if tr.AssemblyError = refusal(err); tr.AssemblyError == nil {
-				return nil, err
-			}
-			return tr, nil
-		}
-		rec := &events.Recorder{}
-		opts := run.Options{Model: run.ModelFunc(modelFor(sr.env, i, sr.o.Deviations)), Sinks: sr.sinks(rec, i),
-			JournalDir: protocol.PhaseJournal(dir, i), JournalHook: hookFor(i), JournalFS: sr.o.JournalFS}
-		var res *run.Result
-		if resume && i == from {
-			res, err = run.Resume(ctx, req, opts)
-		} else {
-			res, err = run.Run(ctx, req, opts)
-		}
-		if errors.Is(err, ErrCrash) {
-			return tr, err
-		}
-		ended, serr := settle(tr, sc.Phases[i].Name, true, res, err, rec.Events())
-		if serr != nil {
-			return nil, serr
-		}
-		if resume && i == from && res != nil {
-			tr.Resume = wireResume(res.Resume)
-		}
-		if !ended {
-			return tr, nil
-		}
-		tr.Phases = append(tr.Phases, trajectories.PhaseEnd{Name: sc.Phases[i].Name, End: *tr.End})
+	return sr.sequence(ctx, from, to, sr.journaled(dir, from, resume, hookFor))
+}
+
+// Process runs one process's share of a crash-and-resume scenario: the
+// first run (resume false) with a journal in dir and the given hook, or a
+// resume of that journal. The crash-point harness calls it in child
+// processes that it kills. A request refused at assembly gives the same
+// trajectory as Run's, whether the scenario runs in process or behind
+// serve-reference with a journal (generate found the difference).
+func Process(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hook journal.Hook, resume bool, o Options) (*trajectories.Trajectory, error) {
+	if sc.Request == nil {
+		return nil, fmt.Errorf("scenario %s has phases; crash exploration runs single-request scenarios", sc.ID)
 	}
-	return tr, nil
+	return newRun(sc, env, o).phases(ctx, dir, 0, resume, func(int) journal.Hook { return hook }, 0)
 }
 
 // ProcessPhases is Process for a phased scenario: one process's share of
@@ -125,9 +93,9 @@ func (sr scenarioRun) phases(ctx context.Context, dir string, from int, resume b
 // journaling under dir with hookFor's hook; resuming, it resumes phase
 // from's journal and runs the phases after it.
 func ProcessPhases(ctx context.Context, sc *scenarios.Scenario, env Env, dir string, hookFor func(phase int) journal.Hook, from int, o Options) (*trajectories.Trajectory, error) {
-	sr := scenarioRun{sc: sc, def: definition(sc), env: env, o: o}
+	sr := newRun(sc, env, o)
 	if hookFor == nil {
-		hookFor = func(int) journal.Hook { return nil }
+		hookFor = noHook
 	}
 	if from < 0 {
 		return sr.phases(ctx, dir, 0, false, hookFor, len(sc.Phases)-1)

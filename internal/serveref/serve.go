@@ -244,7 +244,7 @@ func (s *server) call(ctx context.Context, m *protocol.Message) (*protocol.Messa
 		s.mu.Unlock()
 		// The call is abandoned: say so, as the protocol asks of every
 		// implementation (0004.D4.release).
-		if !s.opts.Deviations.On(deviation.CancelNotReleased) {
+		if !s.opts.Deviations.Seams().Abandon() {
 			s.send(&protocol.Message{Type: protocol.TypeReleased, Call: m.Call})
 		}
 		return nil, ctx.Err()
@@ -349,7 +349,7 @@ func (e *remoteEnv) ask(ctx context.Context, m *protocol.Message) (*protocol.Mes
 		} else {
 			e.cancel()
 		}
-		if e.s.opts.Deviations.On(deviation.CancelNotReleased) {
+		if e.s.opts.Deviations.Seams().Abandon() {
 			return nil, stopped
 		}
 		if err := e.s.send(&protocol.Message{Type: protocol.TypeReleased, Call: a.Call}); err != nil {

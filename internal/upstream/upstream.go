@@ -23,6 +23,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/markdown"
 )
 
 // Decision is one upstream decision.
@@ -92,38 +93,16 @@ func ReadDir(dir string) ([]Decision, error) {
 // Parse splits one document into its decisions. A decision's text runs
 // from its heading to the next "## " heading of any kind.
 func Parse(name, doc string, data []byte) ([]Decision, error) {
-	var out []Decision
-	var cur *Decision
-	var body []string
-	flush := func() {
-		if cur != nil {
-			cur.Hash = Hash(strings.Join(body, "\n"))
-			out = append(out, *cur)
-		}
+	secs, err := markdown.Sections(data, headingRe, func(line string) bool { return strings.HasPrefix(line, "## ") })
+	if err != nil {
+		return nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if m := headingRe.FindStringSubmatch(line); m != nil {
-			flush()
-			cur = &Decision{Doc: doc, Heading: m[1], Title: short(m[2]), File: name, Line: n}
-			body = []string{line}
-			continue
-		}
-		if strings.HasPrefix(line, "## ") {
-			flush()
-			cur = nil
-			continue
-		}
-		if cur != nil {
-			body = append(body, line)
-		}
+	out := make([]Decision, 0, len(secs))
+	for _, sec := range secs {
+		out = append(out, Decision{Doc: doc, Heading: sec.Match[1], Title: short(sec.Match[2]), File: name, Line: sec.Line,
+			Hash: Hash(strings.Join(sec.Lines, "\n"))})
 	}
-	flush()
-	return out, sc.Err()
+	return out, nil
 }
 
 // The downstream alignment document (GovDoc-SaaS) is not a numbered design

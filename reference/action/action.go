@@ -43,6 +43,10 @@ type Action struct {
 	Repairs    []string
 }
 
+// Parser reads a model's output as an action: ParseJSON and ParseCode are
+// the two the design defines (0003.D5).
+type Parser func(raw string) (Action, error)
+
 // ParseError is a decision failure: the model's output could not be read as
 // an action. The run settles it like an invalid call (0003.D7).
 type ParseError struct {
@@ -74,7 +78,7 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 	}
 	var repairs []string
 	text := strings.TrimSpace(raw)
-	if body, ok := unfence(text); ok {
+	if body, ok := Unfence(text); ok {
 		text = body
 		repairs = append(repairs, RepairUnfence)
 	}
@@ -175,23 +179,6 @@ func ParseCode(raw string) (Action, error) {
 	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
 }
 
-// ParseCodeWholeFence is how ParseCode read a code action before
-// 0003.D5.fence: a fence is stripped only when it wraps the whole output,
-// so prose before a fence becomes code. Deviation code-fence-whole-only
-// keeps it, to prove the suite notices.
-func ParseCodeWholeFence(raw string) (Action, error) {
-	text := strings.TrimSpace(raw)
-	var repairs []string
-	if body, ok := unfence(text); ok {
-		text = body
-		repairs = append(repairs, RepairUnfence)
-	}
-	if strings.TrimSpace(text) == "" {
-		return Action{}, &ParseError{Reason: "the code action is empty"}
-	}
-	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
-}
-
 // FencedBlocks returns the bodies (trimmed) of the complete Markdown code
 // blocks in text: an opening line of three backticks and an optional
 // language tag without spaces, up to a line of three backticks. An opening
@@ -215,9 +202,9 @@ func FencedBlocks(text string) []string {
 	return out
 }
 
-// unfence strips one Markdown code fence around the whole text, with or
-// without a language tag.
-func unfence(text string) (string, bool) {
+// Unfence strips one Markdown code fence around the whole text, with or
+// without a language tag; ok is false when no fence wraps the whole text.
+func Unfence(text string) (body string, ok bool) {
 	if !strings.HasPrefix(text, "```") || !strings.HasSuffix(text, "```") || len(text) < 6 {
 		return "", false
 	}

@@ -3,12 +3,9 @@ package assembly
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/polyloop/polyloop-conform/reference/deviation"
 )
 
 // Message is one entry of the model input.
@@ -90,9 +87,27 @@ type Input struct {
 	GoalFragment string
 	History      []Turn
 	Template     string
-	// Deviations turns on departures from 0010, for selfcheck.
-	Deviations deviation.Set
 }
+
+// Assembler lays out each step's context. Standard is the design's (0010);
+// a kernel takes another only where its embedder must (a test that shows
+// the model something else, selfcheck's deviations), and the request still
+// checks the template and measures the blocks through it.
+type Assembler interface {
+	// CheckTemplate refuses an observation template (0010.D4).
+	CheckTemplate(tmpl string) error
+	// Build returns the messages for one model call and their total size.
+	Build(in Input, m Measure) ([]Message, int, error)
+}
+
+// Standard is the design's Assembler: CheckTemplate and Build.
+type Standard struct{}
+
+// CheckTemplate is CheckTemplate.
+func (Standard) CheckTemplate(tmpl string) error { return CheckTemplate(tmpl) }
+
+// Build is Build.
+func (Standard) Build(in Input, m Measure) ([]Message, int, error) { return Build(in, m) }
 
 // Build returns the messages for one model call and their total size.
 func Build(in Input, m Measure) ([]Message, int, error) {
@@ -107,62 +122,23 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 		msgs = append(msgs, Message{Role: role, Content: text})
 		return nil
 	}
-	dev := in.Deviations
-	if dev.On(deviation.SystemMessage) {
-		if err := add(BlockRunFragment, "system", "You are a helpful agent."); err != nil {
+	if in.RunFragment != "" {
+		if err := add(BlockRunFragment, RoleUser, in.RunFragment); err != nil {
 			return nil, 0, err
 		}
 	}
-	runFragment, goal := in.RunFragment, in.GoalFragment
-	if dev.On(deviation.FragmentsNormalised) {
-		runFragment = strings.Join(strings.Fields(runFragment), " ")
-		goal = strings.Join(strings.Fields(goal), " ")
-	}
-	keepEmpty := dev.On(deviation.EmptyFragmentMessage)
-	if dev.On(deviation.WhitespaceIsEmpty) {
-		runFragment, goal = strings.TrimSpace(runFragment), strings.TrimSpace(goal)
-	}
-	if runFragment != "" || keepEmpty {
-		if err := add(BlockRunFragment, RoleUser, runFragment); err != nil {
-			return nil, 0, err
-		}
-	}
-	addGoal := func() error {
-		if goal == "" && !keepEmpty {
-			return nil
-		}
-		return add(BlockGoalFragment, RoleUser, goal)
-	}
-	if dev.On(deviation.GoalBeforeInjections) {
-		if err := addGoal(); err != nil {
-			return nil, 0, err
-		}
-	}
-	channels := SortedChannels(in.Injections)
-	if dev.On(deviation.InjectionsUnsorted) {
-		slices.Reverse(channels)
-	}
-	for _, ch := range channels {
-		entries := in.Injections[ch]
-		if dev.On(deviation.EmptyChannelKept) && !slices.ContainsFunc(entries, func(e string) bool { return e != "" }) {
-			// A port that drops empty entries and then still gives the
-			// channel, left with nothing, its own (empty) message.
-			entries = []string{""}
-		}
-		for _, entry := range entries {
-			if dev.On(deviation.WhitespaceIsEmpty) && strings.TrimSpace(entry) == "" {
-				continue
-			}
-			if entry == "" && !dev.On(deviation.EmptyInjectionKept) && !dev.On(deviation.EmptyChannelKept) {
-				continue
+	for _, ch := range SortedChannels(in.Injections) {
+		for _, entry := range in.Injections[ch] {
+			if entry == "" {
+				continue // 0010.D3.empty-entry
 			}
 			if err := add(BlockInjection, RoleUser, entry); err != nil {
 				return nil, 0, err
 			}
 		}
 	}
-	if !dev.On(deviation.GoalBeforeInjections) {
-		if err := addGoal(); err != nil {
+	if in.GoalFragment != "" {
+		if err := add(BlockGoalFragment, RoleUser, in.GoalFragment); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -170,33 +146,15 @@ func Build(in Input, m Measure) ([]Message, int, error) {
 	if tmpl == "" {
 		tmpl = DefaultTemplate
 	}
-	dropEmpty := dev.On(deviation.EmptyTurnDropped)
 	for _, t := range in.History {
-		if t.ModelOutput != "" || !dropEmpty {
-			if err := add(BlockModelOutput, RoleAssistant, t.ModelOutput); err != nil {
-				return nil, 0, err
-			}
+		if err := add(BlockModelOutput, RoleAssistant, t.ModelOutput); err != nil {
+			return nil, 0, err
 		}
-		if t.Observation == "" && dropEmpty {
-			continue
-		}
-		obs := strings.ReplaceAll(tmpl, Placeholder, t.Observation)
-		if dev.On(deviation.TemplateBracesFormatted) {
-			obs = formatBraces(tmpl, t.Observation)
-		}
-		if err := add(BlockObservation, RoleUser, obs); err != nil {
+		if err := add(BlockObservation, RoleUser, strings.ReplaceAll(tmpl, Placeholder, t.Observation)); err != nil {
 			return nil, 0, err
 		}
 	}
 	return msgs, size, nil
-}
-
-// formatBraces is deviation TemplateBracesFormatted: the template read as
-// a Python format string, {{ and }} escapes for single braces.
-func formatBraces(tmpl, obs string) string {
-	r := strings.NewReplacer("{{", "\x00", "}}", "\x01").Replace(tmpl)
-	r = strings.ReplaceAll(r, Placeholder, obs)
-	return strings.NewReplacer("\x00", "{", "\x01", "}").Replace(r)
 }
 
 // AppendTurn adds one settled step's model output and observation to

@@ -290,6 +290,15 @@ func Parse(path string, data []byte) (Contents, error) {
 	return c, nil
 }
 
+// Decode reads one record line written by Encode, without its newline.
+func Decode(line []byte) (Record, error) {
+	r, reason := decodeLine(line)
+	if reason != "" {
+		return Record{}, errors.New(reason)
+	}
+	return r, nil
+}
+
 func decodeLine(raw []byte) (Record, string) {
 	if len(raw) > MaxRecordBytes {
 		return Record{}, fmt.Sprintf("record is %d bytes, over the %d-byte limit", len(raw), MaxRecordBytes)

@@ -9,4 +9,12 @@
 // counters), 0004.D2 (closed set of stop reasons), 0004.D3 (both completion
 // paths, and the reference interpretations for their edge cases), 0004.D4
 // (cancellation), 0002.D1-D4 (journal and resume).
+//
+// The kernel's seams are the parts an embedder passes in: on the request
+// the executor, the size measure, the parser (RequestConfig.Parser), the
+// stop judge (RequestConfig.Judge) and the context assembler
+// (RequestConfig.Assembler); on the run's Options the model, the audit
+// sinks and the journal's file system and hook. Each defaults to the
+// design's. polyloop-conform selfcheck's deviations (reference/deviation)
+// wrap these seams; the few mistakes no seam reaches are Options.Departures.
 package run

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 
@@ -72,6 +70,30 @@ type ActionExecutor interface {
 	Execute(ctx context.Context, a action.Action) (tools.ActionOutcome, error)
 }
 
+// Dispatcher is an executor that runs calls the kernel has already
+// validated and reports what happened inside the handler, as
+// *tools.RegistryExecutor does (0008.D4): the stop judge needs to know
+// whether a completes_run tool's handler failed, and audit wants the
+// error's type. The kernel calls Dispatch instead of Execute on one.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, a action.Action) (tools.ActionOutcome, tools.CallReport, error)
+}
+
+// Derived is an executor derived from a tool registry, as
+// *tools.RegistryExecutor is; the request checks that it dispatches
+// exactly the visible tools (0006.D3).
+type Derived interface {
+	Registry() *tools.ToolRegistry
+}
+
+// ParserFor is the design's parser of an action language (0003.D5).
+func ParserFor(l Language) action.Parser {
+	if l == LanguageCode {
+		return action.ParseCode
+	}
+	return action.ParseJSON
+}
+
 // RequestConfig is what a caller fills in to build a Request.
 type RequestConfig struct {
 	Definition *Definition
@@ -85,9 +107,15 @@ type RequestConfig struct {
 	Injections   map[string][]string
 	Language     Language
 	Measure      assembly.Measure
-	// Deviations turns on named departures from the design, for
-	// polyloop-conform selfcheck; nil follows the design.
-	Deviations deviation.Set
+	// Parser reads each model output as an action; nil is the language's
+	// own (ParserFor). A kernel embedding may pass one that logs or
+	// tolerates a model's quirks; it decides what the step records.
+	Parser action.Parser
+	// Judge decides after each settlement whether the run ends; nil is
+	// Judge, the design's order (0004.D3).
+	Judge func(Verdict) StopReason
+	// Assembler lays out each step's context; nil is assembly.Standard.
+	Assembler assembly.Assembler
 }
 
 // Request is one run's complete, checked configuration.
@@ -99,9 +127,10 @@ type Request struct {
 	executor   ActionExecutor
 	synthetic  SyntheticObservations
 	injections map[string][]string
-	language   Language
 	measure    assembly.Measure
-	dev        deviation.Set
+	parse      action.Parser
+	judge      func(Verdict) StopReason
+	assembler  assembly.Assembler
 }
 
 // AssemblyError is a refusal to build a run: nothing was sent to a model.
@@ -150,59 +179,28 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	if c.Definition == nil || c.Tools == nil || c.Executor == nil {
 		return nil, &AssemblyError{Kind: KindMissingPart, Message: "run request: Definition, Tools and Executor are all required"}
 	}
-	tooLow := c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1
-	if c.Deviations.On(deviation.OnlyZeroCapsRefused) {
-		tooLow = c.Budget.MaxEffectiveSteps == 0 || c.Budget.MaxTotalSteps == 0
-	}
-	if tooLow && !c.Deviations.On(deviation.ZeroCapsAccepted) {
+	if c.Budget.MaxEffectiveSteps < 1 || c.Budget.MaxTotalSteps < 1 {
 		return nil, &AssemblyError{Kind: KindInvalidBudget, Message: fmt.Sprintf("run request: both budget caps must be at least 1 (effective %d, total %d)", c.Budget.MaxEffectiveSteps, c.Budget.MaxTotalSteps)}
 	}
-	re, derived := c.Executor.(*tools.RegistryExecutor)
-	if c.Deviations.On(deviation.ExecutorNotRecognised) {
-		derived = false
-	}
-	same := func() bool {
-		if c.Deviations.On(deviation.RegistryIdentity) {
-			return re.Registry() == c.Tools
-		}
-		return re.Registry().SameTools(c.Tools)
-	}
-	if derived && !same() && !c.Deviations.On(deviation.MismatchAccepted) {
+	if d, ok := c.Executor.(Derived); ok && !d.Registry().SameTools(c.Tools) {
 		// 0006.D3: a derived executor must dispatch exactly the tools the model sees.
-		return nil, &AssemblyError{Kind: KindRegistryMismatch, Tools: symmetricDifference(re.Registry(), c.Tools),
+		return nil, &AssemblyError{Kind: KindRegistryMismatch, Tools: symmetricDifference(d.Registry(), c.Tools),
 			Message: "run request: the RegistryExecutor was derived from a different registry than the visible tools; call Executor() on the registry you pass as Tools (after RestrictTo, not before)"}
+	}
+	asm := c.Assembler
+	if asm == nil {
+		asm = assembly.Standard{}
 	}
 	tmpl := c.Definition.ObservationTemplate
 	if tmpl == "" {
 		tmpl = assembly.DefaultTemplate
 	}
-	if err := assembly.CheckTemplate(tmpl); err != nil && !c.Deviations.On(deviation.NoPlaceholderCheck) {
+	if err := asm.CheckTemplate(tmpl); err != nil {
 		return nil, &AssemblyError{Kind: KindTemplate, Message: "run request: " + err.Error(), Err: err}
-	}
-	if c.Deviations.On(deviation.PlaceholderSpelledJinja) && !strings.Contains(tmpl, "{{observation}}") {
-		return nil, &AssemblyError{Kind: KindTemplate, Message: "run request: the observation template has no {{observation}}"}
 	}
 	m := c.Measure
 	if m == nil {
 		m = assembly.RuneCount
-	}
-	if c.Deviations.On(deviation.BlockNamesRenamed) {
-		inner := m
-		m = func(t assembly.BlockType, text string) (int, error) {
-			if t == assembly.BlockObservation {
-				t = "tool_result"
-			}
-			return inner(t, text)
-		}
-	}
-	if c.Deviations.On(deviation.UnknownBlockZero) {
-		inner := m
-		m = func(t assembly.BlockType, text string) (int, error) {
-			if n, err := inner(t, text); err == nil {
-				return n, nil
-			}
-			return 0, nil
-		}
 	}
 	if err := assembly.ProbeMeasure(m); err != nil {
 		return nil, &AssemblyError{Kind: KindUnmeasurableBlock, Message: "run request: " + err.Error(), Err: err}
@@ -227,7 +225,15 @@ func NewRequest(c RequestConfig) (*Request, error) {
 	for k, v := range c.Injections {
 		inj[k] = append([]string(nil), v...)
 	}
-	return &Request{def: def, goal: c.GoalFragment, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn, injections: inj, language: lang, measure: m, dev: c.Deviations}, nil
+	parse, judge := c.Parser, c.Judge
+	if parse == nil {
+		parse = ParserFor(lang)
+	}
+	if judge == nil {
+		judge = Judge
+	}
+	return &Request{def: def, goal: c.GoalFragment, budget: c.Budget, tools: c.Tools, executor: c.Executor, synthetic: syn,
+		injections: inj, measure: m, parse: parse, judge: judge, assembler: asm}, nil
 }
 
 func symmetricDifference(a, b *tools.ToolRegistry) []string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/polyloop/polyloop-conform/reference/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
@@ -34,13 +33,10 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("resume: %w", err)
 		case errors.Is(err, journal.ErrMidFileCorruption):
 			return nil, fmt.Errorf("resume: %w: %w", journal.ErrDamaged, err)
-		case !tail.Torn && !req.dev.On(deviation.DamagedTailCut):
+		case !tail.Torn:
 			// A complete last line that fails its checksum or does not
 			// decode: no crash writes that (0002.D5).
 			return nil, fmt.Errorf("resume: %w: %w", journal.ErrDamaged, err)
-		}
-		if req.dev.On(deviation.TornTailRefused) {
-			return nil, fmt.Errorf("resume: the journal is damaged: %w", err)
 		}
 		info.TornTail = tail.Error()
 	}
@@ -59,16 +55,13 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			if err := json.Unmarshal(r.Payload, &st); err != nil {
 				return nil, fmt.Errorf("resume: step %d result record is unreadable: %w", r.Step, err)
 			}
-			if st.Outcome.Status != tools.StatusExecuted && req.dev.On(deviation.ResumeHistoryObservation) {
+			if st.Outcome.Status != tools.StatusExecuted && opts.Departures.ResumeHistoryFromObservation {
 				st.HistoryObservation = st.Outcome.Observation
 			}
 			k.steps = append(k.steps, st)
 			k.count = st.Counters
 			pendingOutput, pendingIntent = nil, nil
 		case journal.TypeRunEnd:
-			if req.dev.On(deviation.RecordedEndIgnored) {
-				continue
-			}
 			var end End
 			if err := json.Unmarshal(r.Payload, &end); err != nil {
 				return nil, fmt.Errorf("resume: the run end record is unreadable: %w", err)
@@ -116,7 +109,7 @@ func (k *kernel) continueResumed(ctx context.Context, out, intent *journal.Recor
 		// The crash may have come between the last result and the end
 		// record: judge that step again rather than ask for another.
 		last := k.steps[len(k.steps)-1]
-		if reason := k.judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
+		if reason := k.req.judge(Verdict{Outcome: last.Outcome, ToolCompletedRun: last.ToolCompletedRun, Counters: k.count, Budget: k.req.budget}); reason != "" {
 			return k.endWith(reason), nil
 		}
 	}
@@ -141,15 +134,10 @@ func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record,
 		return k.settle(ctx, st, settleFresh)
 	}
 	safe := tools.ReplayPolicy(intent.Replay) == tools.ReplaySafe
-	if k.req.dev.On(deviation.NeverReplayed) || k.req.dev.On(deviation.SafeNotReplayed) {
-		safe = !safe && k.req.dev.On(deviation.NeverReplayed) || safe && !k.req.dev.On(deviation.SafeNotReplayed)
-	}
 	if !safe {
 		// 0002.D4: whether a NEVER action ran is unknown; a person decides.
 		end := k.endWith(ResumeOutcomeUnknown)
-		if !k.req.dev.On(deviation.UnknownWithoutDetail) {
-			end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
-		}
+		end.Detail = &EndDetail{Step: out.Step, Tool: intent.Tool}
 		return end, true, nil
 	}
 	info.ReplayedStep = out.Step

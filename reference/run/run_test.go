@@ -229,3 +229,36 @@ func TestResume_acrossWriters_0002_D3_D4(t *testing.T) {
 		})
 	}
 }
+
+// counting is the design's assembler that counts its builds.
+type counting struct {
+	assembly.Standard
+	builds *int
+}
+
+func (c counting) Build(in assembly.Input, m assembly.Measure) ([]assembly.Message, int, error) {
+	*c.builds++
+	return c.Standard.Build(in, m)
+}
+
+// An assembler other than assembly.Standard lays out every input itself:
+// the kernel cannot know it appends a turn the way AppendTurn does.
+func TestRun_otherAssemblerBuildsEveryInput(t *testing.T) {
+	reg, _ := tools.NewRegistry(tools.ToolSpec{Name: "a", Handler: ok("done")})
+	ex, _ := reg.Executor()
+	builds := 0
+	req, err := NewRequest(RequestConfig{Definition: &Definition{}, GoalFragment: "goal", Budget: Budget{3, 3},
+		Tools: reg, Executor: ex, Assembler: counting{builds: &builds}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := `{"action":{"tool":"a","arguments":{}}}`
+	m, calls := script(call, call, call)
+	res, err := Run(context.Background(), req, Options{Model: m})
+	if err != nil || res.End.Reason != EffectiveBudgetExhausted {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if builds != *calls || builds != 3 {
+		t.Errorf("%d builds for %d model calls; want one build per call (3)", builds, *calls)
+	}
+}
