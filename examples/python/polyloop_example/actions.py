@@ -48,7 +48,10 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
 
 
 def _failed(why: str, repairs: list[str]) -> Action:
-    return Action(kind="none", repairs=tuple(repairs), error=why)
+    # A failed decision names no repairs, not even an unfence tried
+    # before JSON that does not parse (0003.D7).
+    del repairs
+    return Action(kind="none", repairs=(), error=why)
 
 
 def parse_json(raw: str) -> Action:
