@@ -142,7 +142,7 @@ func compileSchema(name string, params map[string]any) (*jsonschema.Schema, erro
 	if err != nil {
 		return nil, fmt.Errorf("decode schema: %w", err)
 	}
-	url := "mem://tools/" + name + ".json"
+	url := "mem://tools/" + resourceName(name) + ".json"
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
@@ -374,4 +374,17 @@ func plainJSON(v any, depth int) bool {
 		return true
 	}
 	return false
+}
+
+// resourceName is name where it can stand in a URL as it is, and its
+// bytes in hex where it cannot (a Chinese tool name, say): the compiler
+// percent-encodes such a URL and then cannot load the resource it was
+// given. Each schema compiles alone, so the name only labels messages.
+func resourceName(name string) string {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Sprintf("tool-%x", name)
+		}
+	}
+	return name
 }
