@@ -8,10 +8,17 @@ import (
 	"time"
 )
 
+// hangBound is far above a healthy run (about 1 s) and far below a hang.
+const hangBound = 90 * time.Second
+
 // TestNeverHang: an implementation that stops reading its stdin is still
 // stopped by --timeout (the runner's writes blocked forever before), and
 // a detached child holding the implementation's output does not keep the
 // runner waiting once the implementation's process group is gone.
+//
+// The bounds are generous on purpose: what is judged is "stops at all"
+// (a hang here is forever, or the detached child's 3000 s), not speed, so
+// a loaded 2-core machine must not turn it red.
 func TestNeverHang(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
@@ -22,7 +29,7 @@ func TestNeverHang(t *testing.T) {
 	if code != ExitFail || !strings.Contains(out, "timed out after 1s") {
 		t.Errorf("stops reading: exit %d\n%s\n%s", code, out, errs)
 	}
-	if took := time.Since(start); took > 8*time.Second {
+	if took := time.Since(start); took > hangBound {
 		t.Errorf("stops reading: the run took %s with --timeout 1s", took)
 	}
 
@@ -32,7 +39,7 @@ func TestNeverHang(t *testing.T) {
 	if code != ExitOK {
 		t.Errorf("detached child: exit %d\n%s\n%s", code, out, errs)
 	}
-	if took := time.Since(start); took > 8*time.Second {
+	if took := time.Since(start); took > hangBound {
 		t.Errorf("detached child: the run took %s; the runner waited for a child outside the process group", took)
 	}
 }
