@@ -525,8 +525,10 @@ func TestImplIsAShellCommandLine(t *testing.T) {
 		t.Errorf("cd && VAR=1 impl: exit %d\n%s\n%s", code, out, errs)
 	}
 	start := time.Now()
-	code, _, errs = run(t, "run", "--impl", "sleep 5", "--handshake-timeout", "300ms")
-	if code != ExitSetup || !strings.Contains(errs, "no hello within 300ms (--handshake-timeout)") || time.Since(start) > 3*time.Second {
+	// sleep 120: a runner that ignored the handshake timeout would wait
+	// for it; the bound leaves room for a loaded machine, not for that.
+	code, _, errs = run(t, "run", "--impl", "sleep 120", "--handshake-timeout", "300ms")
+	if code != ExitSetup || !strings.Contains(errs, "no hello within 300ms (--handshake-timeout)") || time.Since(start) > 60*time.Second {
 		t.Errorf("exit %d after %s: %s", code, time.Since(start), errs)
 	}
 }
