@@ -56,6 +56,29 @@ func (e *InvalidError) Error() string {
 	return b.String()
 }
 
+// validate checks a decoded trajectory against the schema: the fast walk
+// decides (it gives the general validator's verdicts, which
+// TestLiteAgreesWithTheSchema holds it to), and only a trajectory it
+// refuses goes through the general validator, whose problems are the ones
+// reported, so no message changes with the speed.
+func validate(name string, doc any) error {
+	lite, err := LiteSchema()
+	if err != nil {
+		return err
+	}
+	if len(lite.Validate(doc)) == 0 {
+		return nil
+	}
+	sch, err := Schema()
+	if err != nil {
+		return err
+	}
+	if probs := sch.Validate(doc); len(probs) > 0 {
+		return &InvalidError{Name: name, Problems: probs}
+	}
+	return nil
+}
+
 // Parse validates data against the schema, then decodes it. name is used
 // in errors (a file path, or "stdin").
 func Parse(name string, data []byte) (*Trajectory, any, error) {
@@ -69,12 +92,8 @@ func Parse(name string, data []byte) (*Trajectory, any, error) {
 	if err := jsontext.CheckDuplicateKeys(data); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sch, err := Schema()
-	if err != nil {
+	if err := validate(name, doc); err != nil {
 		return nil, nil, err
-	}
-	if probs := sch.Validate(doc); len(probs) > 0 {
-		return nil, nil, &InvalidError{Name: name, Problems: probs}
 	}
 	var t Trajectory
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -114,22 +113,27 @@ func Pointer(path []string) string {
 
 // hasDuplicateKey scans valid JSON for an object that names a key twice.
 // Keys are compared as decoded: "a" and "\u0061" are the same key.
+//
+// It runs on every protocol line, so it allocates almost nothing: a key
+// without escapes is compared in place, as a slice of data, and the keys
+// of all open objects share one stack (an object's keys are the segment
+// from its start to the next open object's, dropped when it closes).
 func hasDuplicateKey(data []byte) bool {
 	type scope struct {
 		object bool
-		keys   []string        // the object's keys so far
-		set    map[string]bool // the same, once there are many
+		start  int             // where its keys begin in keys
+		set    map[string]bool // its keys, once there are many
 	}
-	var stack []scope
+	var scopeBuf [16]scope
+	var keyBuf [64][]byte
+	stack, keys := scopeBuf[:0], keyBuf[:0]
 	for i := 0; i < len(data); {
 		switch data[i] {
-		case '{':
-			stack = append(stack, scope{object: true})
-			i++
-		case '[':
-			stack = append(stack, scope{})
+		case '{', '[':
+			stack = append(stack, scope{object: data[i] == '{', start: len(keys)})
 			i++
 		case '}', ']':
+			keys = keys[:stack[len(stack)-1].start]
 			stack = stack[:len(stack)-1]
 			i++
 		case '"':
@@ -151,30 +155,35 @@ func hasDuplicateKey(data []byte) bool {
 			if top < 0 || !stack[top].object || k >= len(data) || data[k] != ':' {
 				continue // a value, not a key
 			}
-			key := string(raw[1 : len(raw)-1])
+			key := raw[1 : len(raw)-1]
 			if escaped {
-				if err := json.Unmarshal(raw, &key); err != nil {
+				var decoded string
+				if err := json.Unmarshal(raw, &decoded); err != nil {
 					return true // let the walk report it
 				}
+				key = []byte(decoded)
 			}
 			sc := &stack[top]
 			if sc.set != nil {
-				if sc.set[key] {
+				if sc.set[string(key)] {
 					return true
 				}
-				sc.set[key] = true
+				sc.set[string(key)] = true
 				continue
 			}
-			if slices.Contains(sc.keys, key) {
-				return true
-			}
-			sc.keys = append(sc.keys, key)
-			if len(sc.keys) > 16 {
-				// A long object: a set, so a line of many keys stays linear.
-				sc.set = make(map[string]bool, 2*len(sc.keys))
-				for _, k := range sc.keys {
-					sc.set[k] = true
+			for _, seen := range keys[sc.start:] {
+				if bytes.Equal(seen, key) {
+					return true
 				}
+			}
+			keys = append(keys, key)
+			if len(keys)-sc.start > 16 {
+				// A long object: a set, so a line of many keys stays linear.
+				sc.set = make(map[string]bool, 2*(len(keys)-sc.start))
+				for _, seen := range keys[sc.start:] {
+					sc.set[string(seen)] = true
+				}
+				keys = keys[:sc.start]
 			}
 		default:
 			i++

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -105,10 +106,10 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 	}
 	out := make([]trajectories.Message, 0, len(items))
 	for i, it := range items {
-		at := fmt.Sprintf("/%d", i)
+		at := func() string { return "/" + strconv.Itoa(i) } // only for a problem
 		obj, err := keysOf(it, []string{"role", "content"}, nil)
 		if err != nil {
-			err.at = at + err.at
+			err.at = at() + err.at
 			return nil, err
 		}
 		role, err := str(obj["role"])
@@ -116,12 +117,12 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 			err = fieldErr("", "value must be one of 'user', 'assistant', 'system'")
 		}
 		if err != nil {
-			err.at = at + "/role" + err.at
+			err.at = at() + "/role" + err.at
 			return nil, err
 		}
 		content, err := str(obj["content"])
 		if err != nil {
-			err.at = at + "/content" + err.at
+			err.at = at() + "/content" + err.at
 			return nil, err
 		}
 		out = append(out, trajectories.Message{Role: role, Content: content})

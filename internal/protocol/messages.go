@@ -227,7 +227,12 @@ func Decode(line []byte) (*Message, error) {
 	if line[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object: %s", ErrBadMessage, preview(line))
 	}
-	if !json.Valid(line) {
+	// One parse into the top-level keys (json.Unmarshal checks the whole
+	// line's syntax first, so no separate pass is needed); the checks below
+	// read the raw values they need. Into this map a line starting with
+	// '{' fails only when it is not valid JSON.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(line, &top); err != nil {
 		// Say what is wrong: a syntax error, or text after the object.
 		dec := json.NewDecoder(bytes.NewReader(line))
 		var raw json.RawMessage
@@ -235,12 +240,6 @@ func Decode(line []byte) (*Message, error) {
 			return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 		}
 		return nil, fmt.Errorf("%w: text after the JSON object on a line: %s", ErrBadMessage, preview(line))
-	}
-	// One parse into the top-level keys; the checks below read the raw
-	// values they need.
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(line, &top); err != nil {
-		return nil, fmt.Errorf("%w: %v: %s", ErrBadMessage, err, preview(line))
 	}
 	var t string
 	if raw, ok := top["type"]; ok && kind(raw) == "string" {

@@ -153,32 +153,38 @@ func compileNode(name, at string, v any) (*liteNode, error) {
 // Validate reports every problem of instance (decoded with UseNumber).
 func (l *Lite) Validate(instance any) []Problem {
 	var out []Problem
-	l.check(l.root, instance, nil, &out)
+	var at path
+	l.check(l.root, instance, &at, &out)
 	return out
 }
 
-// seg is one step of the path to a value, kept as a chain so that a
-// pointer string is built only for a problem.
+// seg is one step of the path to a value.
 type seg struct {
-	parent *seg
-	key    string
-	index  int
-	isKey  bool
+	key   string
+	index int
+	isKey bool
 }
 
-func (s *seg) pointer() string {
-	var path []string
-	for ; s != nil; s = s.parent {
-		t := strconv.Itoa(s.index)
+// path is the way to the value being checked, one stack for the whole
+// walk (pushed on the way down, popped on the way up), so that no step
+// is allocated and a pointer string is built only for a problem.
+type path []seg
+
+func (p *path) push(s seg) { *p = append(*p, s) }
+func (p *path) pop()       { *p = (*p)[:len(*p)-1] }
+
+func (p *path) pointer() string {
+	tokens := make([]string, len(*p))
+	for i, s := range *p {
+		tokens[i] = strconv.Itoa(s.index)
 		if s.isKey {
-			t = s.key
+			tokens[i] = s.key
 		}
-		path = append([]string{t}, path...)
 	}
-	return jsontext.Pointer(path)
+	return jsontext.Pointer(tokens)
 }
 
-func problem(out *[]Problem, at *seg, format string, args ...any) {
+func problem(out *[]Problem, at *path, format string, args ...any) {
 	*out = append(*out, Problem{Pointer: at.pointer(), Message: fmt.Sprintf(format, args...)})
 }
 
@@ -211,7 +217,7 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
+func (l *Lite) check(n *liteNode, v any, at *path, out *[]Problem) {
 	add := func(format string, args ...any) { problem(out, at, format, args...) }
 	if n.ref != "" {
 		l.check(l.defs[n.ref], v, at, out)
@@ -252,7 +258,13 @@ func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
 	switch x := v.(type) {
 	case json.Number:
 		if n.minimum != nil {
-			if r, ok := new(big.Rat).SetString(x.String()); ok && r.Cmp(n.minimum) < 0 {
+			if i, err := x.Int64(); err == nil && n.minimum.IsInt() && n.minimum.Num().IsInt64() {
+				// The common case, an integer against an integer bound,
+				// without a rational per number.
+				if i < n.minimum.Num().Int64() {
+					add("minimum: got %s, want %s", x, n.minimum.RatString())
+				}
+			} else if r, ok := new(big.Rat).SetString(x.String()); ok && r.Cmp(n.minimum) < 0 {
 				add("minimum: got %s, want %s", x, n.minimum.RatString())
 			}
 		}
@@ -266,7 +278,9 @@ func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
 	case []any:
 		if n.items != nil {
 			for i, e := range x {
-				l.check(n.items, e, &seg{parent: at, index: i}, out)
+				at.push(seg{index: i})
+				l.check(n.items, e, at, out)
+				at.pop()
 			}
 		}
 	case map[string]any:
@@ -292,7 +306,9 @@ func (l *Lite) check(n *liteNode, v any, at *seg, out *[]Problem) {
 				}
 				continue
 			}
-			l.check(sub, e, &seg{parent: at, key: k, isKey: true}, out)
+			at.push(seg{key: k, isKey: true})
+			l.check(sub, e, at, out)
+			at.pop()
 		}
 		if len(extra) > 0 {
 			sort.Strings(extra)

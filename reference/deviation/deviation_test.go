@@ -68,3 +68,15 @@ func TestParseRefusesUnknownNames(t *testing.T) {
 		t.Errorf("Parse(%s) = %v, %v; want a set that abandons cancelled calls", CancelNotReleased, s, err)
 	}
 }
+
+// TestSeamsOnlyOfDeviationsTurnedOn: a name present but turned off adds
+// no seam (the short cut for the design's run must not read presence as
+// on), and one turned on adds exactly its own.
+func TestSeamsOnlyOfDeviationsTurnedOn(t *testing.T) {
+	if n := len(Set{ModelFailureRetried: false}.Seams().wraps); n != 0 {
+		t.Errorf("a deviation turned off added %d seams", n)
+	}
+	if n := len(Set{ModelFailureRetried: true, NeverReplayed: false}.Seams().wraps); n != 1 {
+		t.Errorf("one deviation turned on added %d seams, want 1", n)
+	}
+}

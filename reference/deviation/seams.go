@@ -54,14 +54,30 @@ type Seams struct {
 }
 
 // Seams returns the seams with the deviations of s turned on.
+// The design's own run (no deviation on) is the common case, one per
+// scenario over the protocol, so it returns at once instead of building
+// the whole table to find nothing in it.
 func (s Set) Seams() Seams {
 	var out Seams
+	if !s.any() {
+		return out
+	}
 	for _, d := range All() {
 		if s.On(d.Name) {
 			out.wraps = append(out.wraps, d.wrap)
 		}
 	}
 	return out
+}
+
+// any reports whether some deviation of s is turned on.
+func (s Set) any() bool {
+	for _, on := range s {
+		if on {
+			return true
+		}
+	}
+	return false
 }
 
 // Specs applies the deviations to the specs of a registry.
