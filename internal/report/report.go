@@ -6,9 +6,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -150,6 +153,15 @@ type Report struct {
 	// Require is the evidence the run required of every pass ("observed",
 	// run's default, or "none").
 	Require string `json:"require,omitempty"`
+	// Seed is the seed the run drew (or was given with --seed): it draws
+	// the generated batch and orders --repeat, and --seed replays both.
+	// Without --seed, run and generate draw a fresh one each time
+	// (docs/generate.md, "Seed"), so every report must name its own.
+	Seed uint64 `json:"seed,omitempty"`
+	// ShardSeeds are the seeds of a merged run's shards, by shard
+	// ("K/N"), when they differ; Seed is then the seed of the shard that
+	// ran the generated batch.
+	ShardSeeds map[string]uint64 `json:"shard_seeds,omitempty"`
 	// Decisions maps decision IDs to what they say, so a reader sees each
 	// one without the design docs at hand.
 	Decisions map[string]Decision `json:"decisions,omitempty"`
@@ -323,7 +335,36 @@ func (r *Report) Summary() string {
 	if r.Interrupted {
 		s += fmt.Sprintf(", %d interrupted, %d not run (stopped by a signal)", c.Interrupted, r.NotRun)
 	}
+	if seed := r.SeedLine(); seed != "" {
+		s += "; " + seed
+	}
 	return s
+}
+
+// SeedLine names the run's seed, "seed S" (--seed S replays the run), or
+// each shard's, "seeds by shard: 1/2 S1, 2/2 S2", when a merge joined
+// shards that drew their own; "" when the run used none.
+func (r *Report) SeedLine() string {
+	if len(r.ShardSeeds) > 0 {
+		var parts []string
+		for _, k := range slices.SortedFunc(maps.Keys(r.ShardSeeds), compareShards) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.ShardSeeds[k]))
+		}
+		return "seeds by shard: " + strings.Join(parts, ", ")
+	}
+	if r.Seed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("seed %d", r.Seed)
+}
+
+// compareShards orders "K/N" names by K.
+func compareShards(a, b string) int {
+	ka, _, _ := strings.Cut(a, "/")
+	kb, _, _ := strings.Cut(b, "/")
+	na, _ := strconv.Atoi(ka)
+	nb, _ := strconv.Atoi(kb)
+	return cmp.Or(cmp.Compare(na, nb), strings.Compare(a, b))
 }
 
 // Sorted returns the rows by scenario id.

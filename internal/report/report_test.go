@@ -42,7 +42,7 @@ func fixed() *Report {
 	}
 	return &Report{
 		Format: FormatVersion, SuiteVersion: "0.1.0", GeneratedAt: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
-		Implementation: "off-by-one 1.0", Rerun: "polyloop-conform run --impl 'sh off-by-one.sh'",
+		Implementation: "off-by-one 1.0", Rerun: "polyloop-conform run --impl 'sh off-by-one.sh'", Seed: 424242,
 		Rows: []Row{
 			ctx("context.order", 3),
 			ctx("context.goal-per-request", 5),
@@ -343,5 +343,52 @@ func TestStrictWording(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "1 passed, 2 failed (1 on wording alone, --strict)") {
 		t.Errorf("the text summary does not count the wording apart:\n%s", text.String())
+	}
+}
+
+// TestMergeKeepsSeeds: shards given one --seed merge into a report with
+// that seed; shards that drew their own keep each one, by shard, in every
+// format, and the merged seed is the one of the shard that ran the
+// generated batch (the seed that replays it).
+func TestMergeKeepsSeeds(t *testing.T) {
+	whole := fixed()
+	batch := Row{Scenario: "generated.s77", Verdict: Pass, Note: "200 generated case(s) gave the reference's trajectory"}
+	var a, b Report = *whole, *whole
+	a.Rows, b.Rows = whole.Rows[:3], append(slices.Clone(whole.Rows[3:]), batch)
+	a.Implementation += ShardSuffix("1/2")
+	b.Implementation += ShardSuffix("2/2")
+	a.Seed, b.Seed = 77, 77
+	same, err := Merge([]*Report{&a, &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Seed != 77 || same.ShardSeeds != nil || !strings.HasSuffix(same.Summary(), "; seed 77") {
+		t.Errorf("one seed for both shards: seed %d, shard seeds %v, summary %q", same.Seed, same.ShardSeeds, same.Summary())
+	}
+	a.Seed = 5
+	mixed, err := Merge([]*Report{&a, &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mixed.Seed != 77 || mixed.ShardSeeds["1/2"] != 5 || mixed.ShardSeeds["2/2"] != 77 {
+		t.Errorf("shards with their own seeds: seed %d, shard seeds %v", mixed.Seed, mixed.ShardSeeds)
+	}
+	for _, f := range []struct {
+		name string
+		want string
+		fn   func(*bytes.Buffer, *Report) error
+	}{
+		{"text", "seeds by shard: 1/2 5, 2/2 77", func(w *bytes.Buffer, r *Report) error { return Text(w, r, Options{}) }},
+		{"json", `"shard_seeds": {`, func(w *bytes.Buffer, r *Report) error { return JSON(w, r, Options{}) }},
+		{"junit", `<property name="seed 1/2" value="5">`, func(w *bytes.Buffer, r *Report) error { return JUnit(w, r, Options{}) }},
+		{"html", "seeds by shard: 1/2 5, 2/2 77", func(w *bytes.Buffer, r *Report) error { return HTML(w, r, Options{}) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.fn(&buf, mixed); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), f.want) {
+			t.Errorf("%s report lacks %q", f.name, f.want)
+		}
 	}
 }
