@@ -26,6 +26,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/record"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
+	"github.com/polyloop/polyloop-conform/internal/suiteversion"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -172,6 +173,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
 	var batch batchFlags
 	batch.register(fs)
+	since := fs.String("since", "", "mark each failure whose scenario or cited decision is new or changed since suite `VERSION` (e.g. 0.1.0; docs/versioning.md)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -202,6 +204,12 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	if err := resolveSeed(fs, seed); err != nil {
 		return setupError(s, err)
+	}
+	var moved *suiteversion.Changes
+	if *since != "" {
+		if moved, err = sinceChanges(*since); err != nil {
+			return setupError(s, err)
+		}
 	}
 	if err := batch.resolve(*pattern != "" || src.scenarioDir != "", *seed); err != nil {
 		return setupError(s, fmt.Errorf("--generate: %w", err))
@@ -282,6 +290,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	evidence.apply(rep, driver.Capabilities())
 	report.ApplyKnownFailing(rep, kf, ids(all))
+	if moved != nil {
+		markSince(rep.Rows, moved)
+	}
 	if len(driver.Capabilities()) == 0 {
 		rep.Errors = append(rep.Errors, "the implementation claims no capability (its hello's capabilities list is empty), so no scenario can test it; claim what it implements (docs/protocol.md, Handshake)")
 	} else if sh.String() == "" {

@@ -123,6 +123,9 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		if row.EvidenceNote != "" {
 			props = append(props, junitProp{"evidence_note", row.EvidenceNote})
 		}
+		if l := row.Since.Label(); l != "" {
+			props = append(props, junitProp{"since", l})
+		}
 		for _, t := range row.TakenOnTrust {
 			props = append(props, junitProp{"taken_on_trust", t})
 		}

@@ -84,6 +84,46 @@ type Row struct {
 	// ScenarioYAML is a generated case that differed, as a scenario ready
 	// to add (generate, and run's generated batch).
 	ScenarioYAML string `json:"scenario_yaml,omitempty"`
+	// Since marks a failure against a suite version the team named (run
+	// --since V): whether its scenario, or a decision it cites, is new or
+	// changed since V, so yesterday's green and today's red are told apart.
+	Since *Since `json:"since,omitempty"`
+}
+
+// Since is a failing row's scenario and cited decisions compared with an
+// earlier suite version (docs/versioning.md).
+type Since struct {
+	Version string `json:"version"`
+	// Scenario is "new", "changed" or "unchanged" since Version; "" for a
+	// row that is no scenario of the suite (a generated case, a team's).
+	Scenario string `json:"scenario,omitempty"`
+	// Decisions are the cited decisions that are "new" or "changed".
+	Decisions map[string]string `json:"decisions,omitempty"`
+}
+
+// Label says it in a few words: "new since 0.1.0", "changed since 0.1.0",
+// "changed since 0.1.0: 0003.D7 changed, 0003.D5.parts new", "unchanged
+// since 0.1.0" (then the implementation, not the suite, moved).
+func (s *Since) Label() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Scenario == "changed" && len(s.Decisions) > 0 {
+		parts = append(parts, "the scenario")
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Decisions)) {
+		parts = append(parts, id+" "+s.Decisions[id])
+	}
+	switch {
+	case s.Scenario == "new" || s.Scenario == "changed" && len(s.Decisions) == 0:
+		return s.Scenario + " since " + s.Version
+	case len(parts) > 0:
+		return "changed since " + s.Version + ": " + strings.Join(parts, ", ")
+	case s.Scenario == "":
+		return "its decisions unchanged since " + s.Version
+	}
+	return "unchanged since " + s.Version
 }
 
 // Evidence is what a verdict rests on.

@@ -392,3 +392,42 @@ func TestMergeKeepsSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestSinceMarksAFailure: run --since V marks a failing row in every
+// format with what moved since V: the scenario, or the decisions it
+// cites, or nothing (then the implementation moved, not the suite).
+func TestSinceMarksAFailure(t *testing.T) {
+	for _, tc := range []struct {
+		since *Since
+		want  string
+	}{
+		{nil, ""},
+		{&Since{Version: "0.1.0", Scenario: "new"}, "new since 0.1.0"},
+		{&Since{Version: "0.1.0", Scenario: "changed"}, "changed since 0.1.0"},
+		{&Since{Version: "0.1.0", Scenario: "unchanged", Decisions: map[string]string{"0003.D7": "changed", "0003.D5.parts": "new"}}, "changed since 0.1.0: 0003.D5.parts new, 0003.D7 changed"},
+		{&Since{Version: "0.1.0", Scenario: "changed", Decisions: map[string]string{"0003.D7": "changed"}}, "changed since 0.1.0: the scenario, 0003.D7 changed"},
+		{&Since{Version: "0.1.0", Scenario: "unchanged"}, "unchanged since 0.1.0"},
+		{&Since{Version: "0.1.0"}, "its decisions unchanged since 0.1.0"},
+	} {
+		if got := tc.since.Label(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.since, got, tc.want)
+		}
+	}
+	r := fixed()
+	r.Rows[0].Since = &Since{Version: "0.1.0", Scenario: "new"}
+	for name, want := range map[string]string{
+		"text":  "FAIL context.order  [0010.D2]  (new since 0.1.0)\n",
+		"json":  `"since": {` + "\n" + `        "version": "0.1.0",` + "\n" + `        "scenario": "new"`,
+		"junit": `<property name="since" value="new since 0.1.0">`,
+		"html":  `<span class="since">(new since 0.1.0)</span>`,
+	} {
+		var buf bytes.Buffer
+		w, _ := Lookup(name)
+		if err := w(&buf, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("%s report lacks %q", name, want)
+		}
+	}
+}
