@@ -41,24 +41,15 @@ type Changes struct {
 
 	scenarios map[string]Status
 	decisions map[string]Status
-	inFrom    map[string]bool // IDs of the old version (scenarios and decisions)
-	inTo      map[string]bool
 }
 
 // Diff lists what moved from old to cur.
 func Diff(old, cur *Manifest) Changes {
 	c := Changes{From: old.Version, To: cur.Version, Protocol: old.Protocol != cur.Protocol,
-		scenarios: map[string]Status{}, decisions: map[string]Status{}, inFrom: map[string]bool{}, inTo: map[string]bool{}}
-	for _, id := range union(old.Scenarios, cur.Scenarios) {
-		o, inOld := old.Scenarios[id]
-		n, inNew := cur.Scenarios[id]
-		ch := Change{ID: id, Title: n.Title, Level: n.Level}
-		switch {
-		case !inOld:
-			ch.Status = Added
-		case !inNew:
-			ch.Status, ch.Title, ch.Level = Removed, o.Title, o.Level
-		default:
+		scenarios: map[string]Status{}, decisions: map[string]Status{}}
+	diffEntries(&c, old.Scenarios, cur.Scenarios, c.scenarios, &c.Scenarios,
+		func(s Scenario) (string, string) { return s.Title, s.Level },
+		func(o, n Scenario) string {
 			var what []string
 			if o.YAML != n.YAML {
 				what = append(what, "scenario")
@@ -66,20 +57,11 @@ func Diff(old, cur *Manifest) Changes {
 			if o.Golden != n.Golden {
 				what = append(what, "golden")
 			}
-			ch.Status, ch.What = Changed, strings.Join(what, " and ")
-		}
-		c.record(c.scenarios, id, inOld, inNew, ch, &c.Scenarios)
-	}
-	for _, id := range union(old.Decisions, cur.Decisions) {
-		o, inOld := old.Decisions[id]
-		n, inNew := cur.Decisions[id]
-		ch := Change{ID: id, Title: n.Title, Level: n.Level}
-		switch {
-		case !inOld:
-			ch.Status = Added
-		case !inNew:
-			ch.Status, ch.Title, ch.Level = Removed, o.Title, o.Level
-		default:
+			return strings.Join(what, " and ")
+		})
+	diffEntries(&c, old.Decisions, cur.Decisions, c.decisions, &c.Decisions,
+		func(d Decision) (string, string) { return d.Title, d.Level },
+		func(o, n Decision) string {
 			var what []string
 			if o.Text != n.Text {
 				what = append(what, "text")
@@ -90,10 +72,8 @@ func Diff(old, cur *Manifest) Changes {
 			if o.Status != n.Status {
 				what = append(what, "status "+o.Status+" → "+n.Status)
 			}
-			ch.Status, ch.What = Changed, strings.Join(what, ", ")
-		}
-		c.record(c.decisions, id, inOld, inNew, ch, &c.Decisions)
-	}
+			return strings.Join(what, ", ")
+		})
 	for _, f := range union(old.Formats, cur.Formats) {
 		if old.Formats[f] != cur.Formats[f] {
 			c.Formats = append(c.Formats, f)
@@ -102,14 +82,32 @@ func Diff(old, cur *Manifest) Changes {
 	return c
 }
 
+// diffEntries compares one kind of entry (scenarios or decisions): meta
+// gives an entry's title and level, what names what differs between two
+// versions of one ("" when nothing does).
+func diffEntries[E any](c *Changes, old, cur map[string]E, status map[string]Status, list *[]Change,
+	meta func(E) (string, string), what func(o, n E) string) {
+	for _, id := range union(old, cur) {
+		o, inOld := old[id]
+		n, inNew := cur[id]
+		ch := Change{ID: id}
+		switch {
+		case !inOld:
+			ch.Status = Added
+			ch.Title, ch.Level = meta(n)
+		case !inNew:
+			ch.Status = Removed
+			ch.Title, ch.Level = meta(o)
+		default:
+			ch.Title, ch.Level = meta(n)
+			ch.Status, ch.What = Changed, what(o, n)
+		}
+		c.record(status, id, ch, list)
+	}
+}
+
 // record notes ch under id, listing it unless nothing moved.
-func (c *Changes) record(status map[string]Status, id string, inOld, inNew bool, ch Change, list *[]Change) {
-	if inOld {
-		c.inFrom[id] = true
-	}
-	if inNew {
-		c.inTo[id] = true
-	}
+func (c *Changes) record(status map[string]Status, id string, ch Change, list *[]Change) {
 	if ch.Status == Changed && ch.What == "" {
 		status[id] = Unchanged
 		return
