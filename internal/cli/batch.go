@@ -70,7 +70,7 @@ func (b *batchFlags) run(ctx context.Context, d engine.Driver, sh shard.Shard, t
 	start := time.Now()
 	sum, err := generate.Run(ctx, generate.Options{
 		Reference: refdriver.Driver{Schemas: &tools.SchemaCache{}}, Impl: d,
-		Seed: b.seed, Count: b.count, Out: b.out, Timeout: timeout, Shrunk: generate.BatchShrunk, Sources: sources,
+		Seed: b.seed, Count: b.count, Out: b.out, Timeout: timeout, Shrunk: generate.BatchShrunk, Sources: sources, Replay: replay,
 	})
 	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("the generated batch: %w", err)

@@ -65,7 +65,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	o := generate.Options{
 		Reference: refdriver.Driver{Schemas: &tools.SchemaCache{}}, Impl: d,
-		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first, Sources: sources,
+		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first, Sources: sources, Replay: seededCommand("generate", args, *seed),
 		Progress: func(sum generate.Summary) {
 			fmt.Fprintf(s.err, "\r%d cases, %d differences", sum.Cases, len(sum.Found))
 		},
@@ -84,7 +84,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	// A difference is rerun as the saved scenario it became.
 	rep.Rerun = fmt.Sprintf("polyloop-conform run --impl %q --scenarios %s --goldens %s", *impl, *out, *out)
 	rep.Seed = *seed
-	rep.Rows = generateRows(sum, *seed, *out, elapsed, seededCommand("generate", args, *seed))
+	rep.Rows = generateRows(sum, *seed, *out, elapsed, o.Replay)
 	rep.Interrupted = ctx.Err() != nil
 	summary := fmt.Sprintf("seed %d: %d cases (%.0f/s), %d discarded, %d skipped, %d differences, %d shrink steps\n",
 		*seed, sum.Cases, float64(sum.Cases)/max(elapsed.Seconds(), 1e-9), sum.Discarded, sum.Skipped, len(sum.Found), sum.Shrinks)
