@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 
 	"github.com/polyloop/polyloop-conform/docs"
@@ -50,4 +52,28 @@ func markSince(rows []report.Row, c *suiteversion.Changes) {
 		}
 		row.Since = s
 	}
+}
+
+// versionCmd prints the suite's version and, with --since V, what moved
+// since V in the changelog's words (docs/versioning.md).
+func versionCmd(_ context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	since := fs.String("since", "", "list the decisions and scenarios new, changed or removed since suite `VERSION`")
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
+	}
+	if fs.NArg() > 0 {
+		return setupError(s, fmt.Errorf("version takes no arguments, got %q", fs.Args()))
+	}
+	fmt.Fprintf(s.out, "polyloop-conform suite %s (protocol %d)\n", protocol.SuiteVersion, protocol.Version)
+	if *since == "" {
+		return ExitOK
+	}
+	c, err := sinceChanges(*since)
+	if err != nil {
+		return setupError(s, err)
+	}
+	fmt.Fprintf(s.out, "\nSince %s:\n\n%s", *since, suiteversion.Entry(*c))
+	return ExitOK
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
 // TestRun_SinceMarksFailures: run --since 0.1.0 tells a failure the suite
@@ -60,5 +62,24 @@ func TestRun_SinceMarksFailures(t *testing.T) {
 	}
 	if code, _, errs := run(t, "run", "--since", "0.0.9"); code != ExitSetup || !strings.Contains(errs, `no suite version "0.0.9"`) || !strings.Contains(errs, "0.1.0") {
 		t.Errorf("--since 0.0.9: exit %d, %s", code, errs)
+	}
+}
+
+// TestVersionCommand: version prints the suite's version; --since lists
+// what moved since a version, in the changelog's words.
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	code, out, errs := run(t, "version")
+	if code != ExitOK || !strings.HasPrefix(out, "polyloop-conform suite "+protocol.SuiteVersion+" (protocol ") {
+		t.Fatalf("version: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "version", "--since", "0.1.0")
+	for _, want := range []string{"Since 0.1.0:", "Breaking since 0.1.0", "### Decisions new", "`0003.D5.parts` (MUST)", "### Scenarios new", "`parse.duplicate-keys` (MUST)"} {
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("version --since 0.1.0: exit %d, lacks %q\n%s\n%s", code, want, out, errs)
+		}
+	}
+	if code, _, errs := run(t, "version", "--since", "0.0.1"); code != ExitSetup || !strings.Contains(errs, `no suite version "0.0.1"`) {
+		t.Errorf("version --since 0.0.1: exit %d, %s", code, errs)
 	}
 }

@@ -62,6 +62,15 @@ func countDecisions(m *Manifest) string {
 	return fmt.Sprintf("%d decision records (%d accepted)", len(m.Decisions), accepted)
 }
 
+// Entry is the changelog's entry for c, without its heading: what moved
+// from c.From to c.To, and whether it breaks (polyloop-conform version
+// --since prints it).
+func Entry(c Changes) string {
+	var b strings.Builder
+	writeEntry(&b, c)
+	return b.String()
+}
+
 func writeEntry(b *strings.Builder, c Changes) {
 	switch r := Required(c.From, c); {
 	case c.Empty():
