@@ -190,6 +190,10 @@ func encode(t *Trajectory, indent string) ([]byte, error) {
 //go:embed *.json
 var embedded embed.FS
 
+// Embedded returns the golden trajectories and the trajectory schema built
+// into the binary, as files (the suite's manifest hashes them).
+func Embedded() fs.FS { return embedded }
+
 // Goldens returns the embedded golden trajectories keyed by scenario ID.
 func Goldens() (map[string][]byte, error) { return readGoldens(embedded) }
 

@@ -4,12 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/generate"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
@@ -32,22 +30,13 @@ func (b *batchFlags) register(fs *flag.FlagSet) {
 
 // resolve settles the batch's size and seed once the flags are parsed:
 // the default batch runs when the whole built-in suite does (neither
-// --run nor --scenarios selects something else; partial is set then); --seed,
-// when given, seeds the batch as it orders --repeat, and the suite's
-// version seeds it otherwise, so CI draws the same cases every time.
-func (b *batchFlags) resolve(fs *flag.FlagSet, partial bool) error {
-	b.seed = generate.SeedOf(protocol.SuiteVersion)
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "seed" {
-			var s int64
-			s, err = strconv.ParseInt(f.Value.String(), 10, 64)
-			b.seed = uint64(s)
-		}
-	})
+// --run nor --scenarios selects something else; partial is set then);
+// seed is the run's (--seed, or a fresh one drawn for this run), so no
+// kernel can know the cases before its CI does, and the report's seed
+// replays them.
+func (b *batchFlags) resolve(partial bool, seed uint64) error {
+	b.seed = seed
 	switch {
-	case err != nil:
-		return err
 	case b.count < -1:
 		return fmt.Errorf("--generate %d: give a number of cases, or 0 for none", b.count)
 	case b.count == -1 && partial:
@@ -61,13 +50,17 @@ func (b *batchFlags) resolve(fs *flag.FlagSet, partial bool) error {
 	return nil
 }
 
+// batchShardKey places the batch in a shard: one fixed key, not the
+// seed, so that exactly one of N shards runs the batch even when each
+// shard draws its own seed (docs/sharding.md, "The generated batch").
+const batchShardKey = "generated"
+
 // run compares d with the reference on the batch and returns its rows:
-// one failing row per difference, with the scenario to add, and one
-// passing row for the cases that agreed. A sharded run gives the whole
-// batch to one shard.
-func (b *batchFlags) run(ctx context.Context, d engine.Driver, sh shard.Shard, timeout time.Duration) ([]report.Row, error) {
-	id := fmt.Sprintf("generated.s%d", b.seed)
-	if b.count == 0 || !sh.Has(id) {
+// one failing row per difference, with the scenario to add and the command
+// that replays the batch (replay), and one passing row for the cases that
+// agreed. A sharded run gives the whole batch to one shard.
+func (b *batchFlags) run(ctx context.Context, d engine.Driver, sh shard.Shard, timeout time.Duration, replay string) ([]report.Row, error) {
+	if !b.runs(sh) {
 		return nil, nil
 	}
 	sources, err := generateSources("")
@@ -77,14 +70,17 @@ func (b *batchFlags) run(ctx context.Context, d engine.Driver, sh shard.Shard, t
 	start := time.Now()
 	sum, err := generate.Run(ctx, generate.Options{
 		Reference: refdriver.Driver{Schemas: &tools.SchemaCache{}}, Impl: d,
-		Seed: b.seed, Count: b.count, Out: b.out, Timeout: timeout, Shrunk: generate.BatchShrunk, Sources: sources,
+		Seed: b.seed, Count: b.count, Out: b.out, Timeout: timeout, Shrunk: generate.BatchShrunk, Sources: sources, Replay: replay,
 	})
 	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("the generated batch: %w", err)
 	}
-	rows := generateRows(sum, b.seed, b.out, time.Since(start))
+	rows := generateRows(sum, b.seed, b.out, time.Since(start), replay)
 	for i := range rows {
 		rows[i].Note = "generated batch (--generate 0 turns it off): " + rows[i].Note
 	}
 	return rows, nil
 }
+
+// runs says whether this run (or this shard of it) runs the batch.
+func (b *batchFlags) runs(sh shard.Shard) bool { return b.count > 0 && sh.Has(batchShardKey) }

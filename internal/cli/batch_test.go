@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/polyloop/polyloop-conform/internal/generate"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
 // TestRun_generatedBatchCatchesPortingMistakes: two mistakes generate
@@ -78,18 +76,17 @@ func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
 }
 
 // TestRun_generatedBatchFlags: the batch runs with the whole built-in
-// suite, seeded from the suite's version; a selection leaves it out
-// unless --generate asks for it; --seed draws another batch; --generate
-// 0 turns it off; a negative count is a set-up error.
+// suite; a selection leaves it out unless --generate asks for it; its
+// passing row names the run's seed, --seed gives it; --generate 0 turns
+// it off; a negative count and --seed 0 are set-up errors.
 func TestRun_generatedBatchFlags(t *testing.T) {
 	t.Parallel()
-	seeded := fmt.Sprintf("generated.s%d", generate.SeedOf(protocol.SuiteVersion))
 	for _, tc := range []struct {
 		args []string
-		want string // a row the report must have ("" none generated)
+		want string // a row the report must have ("" none generated; "seed" the one the report's seed names)
 	}{
 		{[]string{"--run", "outcome.normal-return"}, ""},
-		{[]string{"--run", "outcome.normal-return", "--generate", "20"}, seeded},
+		{[]string{"--run", "outcome.normal-return", "--generate", "20"}, "seed"},
 		{[]string{"--run", "outcome.normal-return", "--generate", "20", "--seed", "3"}, "generated.s3"},
 		{[]string{"--generate", "0"}, ""},
 	} {
@@ -97,12 +94,91 @@ func TestRun_generatedBatchFlags(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", tc.args, code, errs)
 		}
+		var rep struct {
+			Seed uint64 `json:"seed"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		want := tc.want
+		if want == "seed" {
+			want = fmt.Sprintf("generated.s%d", rep.Seed)
+		}
 		has := strings.Contains(out, `"scenario": "generated.`)
-		if tc.want == "" && has || tc.want != "" && !strings.Contains(out, `"scenario": "`+tc.want+`"`) {
-			t.Errorf("%v: want generated row %q:\n%s", tc.args, tc.want, out)
+		if tc.want == "" && (has || rep.Seed != 0) || tc.want != "" && (rep.Seed == 0 || !strings.Contains(out, `"scenario": "`+want+`"`)) {
+			t.Errorf("%v: want generated row %q and a seed only with it (seed %d):\n%s", tc.args, want, rep.Seed, out)
 		}
 	}
 	if code, _, errs := run(t, "run", "--generate", "-2"); code != ExitSetup || !strings.Contains(errs, "--generate -2") {
 		t.Errorf("--generate -2: exit %d, %s", code, errs)
+	}
+	if code, _, errs := run(t, "run", "--seed", "0"); code != ExitSetup || !strings.Contains(errs, "--seed 0") {
+		t.Errorf("--seed 0: exit %d, %s", code, errs)
+	}
+}
+
+// TestRun_SeedFreshEachRunAndInEveryFormat: two default runs draw two
+// seeds (issue 44: a batch seeded from the suite's version could be
+// learned), and each report names its own, in every format: the text
+// summary line, JSON's seed, a JUnit property and the HTML header; the
+// batch's row is named after it.
+func TestRun_SeedFreshEachRunAndInEveryFormat(t *testing.T) {
+	t.Parallel()
+	seeds := map[string]bool{}
+	for _, format := range []string{"text", "json", "junit", "html"} {
+		code, out, errs := run(t, "run", "--run", "outcome.normal-return", "--generate", "5", "--format", format)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s", format, code, errs)
+		}
+		m := regexp.MustCompile(map[string]string{
+			"text":  `; seed (\d+)\n$`,
+			"json":  `"seed": (\d+),`,
+			"junit": `<property name="seed" value="(\d+)">`,
+			"html":  `<p class="seed" id="seed">seed (\d+) `,
+		}[format]).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s report does not name its seed:\n%s", format, out)
+		}
+		seed := m[1]
+		if seeds[seed] {
+			t.Errorf("%s: seed %s drawn by an earlier run too", format, seed)
+		}
+		seeds[seed] = true
+		if format != "text" && !strings.Contains(out, "generated.s"+seed) {
+			t.Errorf("%s: no row generated.s%s", format, seed)
+		}
+	}
+}
+
+// TestRun_SeedShardsRunOneBatch: shards drawing their own seeds still run
+// the batch once: on the one shard that holds the key "generated",
+// whatever its seed; merge keeps that shard's seed (docs/sharding.md,
+// "Shards and the seed").
+func TestRun_SeedShardsRunOneBatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var parts []string
+	batches, batchSeed := 0, ""
+	for k := 1; k <= 3; k++ {
+		part := filepath.Join(dir, fmt.Sprintf("s%d.json", k))
+		if code, _, errs := run(t, "run", "--run", "outcome.*", "--generate", "5", "--shard", fmt.Sprintf("%d/3", k), "--format", "json", "--out", part); code != ExitOK {
+			t.Fatalf("shard %d/3: exit %d\n%s", k, code, errs)
+		}
+		data, err := os.ReadFile(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(`"scenario": "generated\.s(\d+)"`).FindSubmatch(data); m != nil {
+			batches++
+			batchSeed = string(m[1])
+		}
+		parts = append(parts, part)
+	}
+	if batches != 1 {
+		t.Fatalf("%d shards ran the batch, want exactly 1", batches)
+	}
+	code, out, errs := run(t, append([]string{"merge", "--format", "json"}, parts...)...)
+	if code != ExitOK || !strings.Contains(out, `"seed": `+batchSeed+",") {
+		t.Errorf("merge: exit %d, want the batch shard's seed %s:\n%s\n%s", code, batchSeed, out, errs)
 	}
 }

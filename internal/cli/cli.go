@@ -45,6 +45,7 @@ func commands() map[string]command {
 		"coverage":        {"the decision × scenario matrix; fails on uncovered MUST decisions or bad citations", coverageCmd},
 		"merge":           {"join the JSON reports of the shards of one run into one report", mergeCmd},
 		"show":            {"one scenario on one page: spec, expect, the decisions it cites with their text, its golden", showCmd},
+		"version":         {"print the suite's version; --since V lists the decisions and scenarios that moved since V", versionCmd},
 	}
 }
 

@@ -22,7 +22,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	impl := fs.String("impl", "", "the implementation to compare with the reference, as a shell `CMD` speaking the protocol (required)")
-	seed := fs.Uint64("seed", 1, "the seed: the same seed gives the same cases")
+	seed := fs.Uint64("seed", 0, "the `SEED`: the same seed gives the same cases (default: a fresh one each run, named in the report)")
 	count := fs.Int("count", 0, "stop after `N` cases (default 1000 when --seconds is not given)")
 	seconds := fs.Int("seconds", 0, "stop after `S` seconds")
 	out := fs.String("out", "generated", "write each shrunk difference to `DIR` as <id>.yaml and <id>.json")
@@ -48,6 +48,9 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	if *count == 0 && *seconds == 0 {
 		*count = 1000
 	}
+	if err := resolveSeed(fs, seed); err != nil {
+		return setupError(s, err)
+	}
 	if err := report.check(); err != nil {
 		return setupError(s, err)
 	}
@@ -62,7 +65,7 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	defer closeDriver()
 	o := generate.Options{
 		Reference: refdriver.Driver{Schemas: &tools.SchemaCache{}}, Impl: d,
-		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first, Sources: sources,
+		Seed: *seed, Count: *count, Out: *out, Timeout: *timeout, Stop: *first, Sources: sources, Replay: seededCommand("generate", args, *seed),
 		Progress: func(sum generate.Summary) {
 			fmt.Fprintf(s.err, "\r%d cases, %d differences", sum.Cases, len(sum.Found))
 		},
@@ -80,7 +83,8 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	rep := newReport(d.Name(), "generate", args)
 	// A difference is rerun as the saved scenario it became.
 	rep.Rerun = fmt.Sprintf("polyloop-conform run --impl %q --scenarios %s --goldens %s", *impl, *out, *out)
-	rep.Rows = generateRows(sum, *seed, *out, elapsed)
+	rep.Seed = *seed
+	rep.Rows = generateRows(sum, *seed, *out, elapsed, o.Replay)
 	rep.Interrupted = ctx.Err() != nil
 	summary := fmt.Sprintf("seed %d: %d cases (%.0f/s), %d discarded, %d skipped, %d differences, %d shrink steps\n",
 		*seed, sum.Cases, float64(sum.Cases)/max(elapsed.Seconds(), 1e-9), sum.Discarded, sum.Skipped, len(sum.Found), sum.Shrinks)
@@ -97,11 +101,11 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 }
 
 // generateRows are generate's verdicts as report rows, the same as run's:
-// one failing row per difference (its problems, its decisions, where it
-// was saved and how to rerun it), and one passing row for the cases that
-// agreed with the reference, so a report of a clean run shows what it
-// compared.
-func generateRows(sum generate.Summary, seed uint64, dir string, took time.Duration) []report.Row {
+// one failing row per difference (its problems, its decisions, its seed,
+// where it was saved, and replay, the command that draws it again), and
+// one passing row for the cases that agreed with the reference, so a
+// report of a clean run shows what it compared.
+func generateRows(sum generate.Summary, seed uint64, dir string, took time.Duration, replay string) []report.Row {
 	var rows []report.Row
 	for _, f := range sum.Found {
 		how := "shrunk to"
@@ -112,6 +116,7 @@ func generateRows(sum generate.Summary, seed uint64, dir string, took time.Durat
 		if f.File != "" {
 			note += fmt.Sprintf("; saved as %s (and .json) in %s", f.ID+".yaml", dir)
 		}
+		note += "; replay: " + replay
 		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
 			Problems: f.Details, Note: note, ScenarioYAML: string(f.YAML)})
 	}

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,7 +22,7 @@ func TestGenerateFindsShrinksAndSaves(t *testing.T) {
 	}
 	dir := t.TempDir()
 	mutant := exe + " serve-reference --mutant env-error-continues"
-	code, out, errs := run(t, "generate", "--impl", mutant, "--first", "--count", "2000", "--out", dir)
+	code, out, errs := run(t, "generate", "--impl", mutant, "--seed", "1", "--first", "--count", "2000", "--out", dir)
 	if code != ExitFail || !strings.Contains(out, "DIFFERENCE case") || !strings.Contains(out, "0004.D2") {
 		t.Fatalf("env-error-continues: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -68,4 +72,67 @@ func TestGenerateFrom(t *testing.T) {
 	if code, _, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", dir); code != ExitSetup || !strings.Contains(errs, "broken.yaml does not load") {
 		t.Errorf("--from with a broken scenario: exit %d, %s", code, errs)
 	}
+}
+
+// TestGenerateSeedReplays: generate without --seed draws a fresh seed,
+// names it in its report and in each difference's row with the command
+// that replays it; that command (--seed S) finds the same difference in
+// the same case, and another run without --seed draws another seed.
+func TestGenerateSeedReplays(t *testing.T) {
+	t.Parallel()
+	mutant := selfImpl(t) + " serve-reference --mutant env-error-continues"
+	type row struct {
+		Scenario, Verdict, Note string
+		YAML                    string `json:"scenario_yaml"`
+	}
+	generate := func(extra ...string) (uint64, row) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "report.json")
+		args := append([]string{"generate", "--impl", mutant, "--first", "--count", "2000", "--out", t.TempDir(), "--format", "json", "--report-out", out}, extra...)
+		if code, stdout, errs := run(t, args...); code != ExitFail {
+			t.Fatalf("%v: exit %d, want %d\n%s\n%s", extra, code, ExitFail, stdout, errs)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Seed      uint64 `json:"seed"`
+			Scenarios []row  `json:"scenarios"`
+		}
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Scenarios {
+			if r.Verdict == "fail" {
+				return rep.Seed, r
+			}
+		}
+		t.Fatalf("%v: no difference in the report:\n%s", extra, data)
+		return 0, row{}
+	}
+	seed, first := generate()
+	if seed == 0 || !strings.Contains(first.Note, fmt.Sprintf("of seed %d", seed)) {
+		t.Fatalf("the report's seed %d is not the difference's: %s", seed, first.Note)
+	}
+	_, replay, ok := strings.Cut(first.Note, "replay: ")
+	if !ok || !strings.HasSuffix(replay, fmt.Sprintf(" --seed %d", seed)) || !strings.Contains(replay, "generate --impl") {
+		t.Fatalf("the difference does not name the command that replays it: %s", first.Note)
+	}
+	if !strings.Contains(first.YAML, "# Drawn again by: "+replay+"\n") {
+		t.Errorf("the scenario to add does not name the command that draws it again:\n%s", first.YAML)
+	}
+	again, second := generate("--seed", strconv.FormatUint(seed, 10))
+	if again != seed || second.Scenario != first.Scenario || withoutReplay(second.YAML) != withoutReplay(first.YAML) {
+		t.Errorf("--seed %d replayed seed %d, %s, want %s with the same scenario", seed, again, second.Scenario, first.Scenario)
+	}
+	if other, _ := generate(); other == seed {
+		t.Errorf("two runs without --seed both drew seed %d", seed)
+	}
+}
+
+// withoutReplay drops a saved case's replay line, which names the
+// command's own arguments (its --out directory).
+func withoutReplay(yaml string) string {
+	return regexp.MustCompile(`(?m)^# Drawn again by: .*\n`).ReplaceAllString(yaml, "")
 }

@@ -95,7 +95,7 @@ func newReport(implementation, command string, args []string) *report.Report {
 // rerunCommand rebuilds a command line from its arguments, dropping the
 // flags that select scenarios or say where the report goes.
 func rerunCommand(command string, args []string) string {
-	drop := map[string]bool{"run": true, "out": true, "format": true, "report": true, "shard": true, "brief": true, "trace": true, "known-failing": true}
+	drop := map[string]bool{"run": true, "out": true, "format": true, "report": true, "report-out": true, "shard": true, "brief": true, "trace": true, "known-failing": true}
 	parts := []string{"polyloop-conform", command}
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -20,11 +20,13 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/internal/generate"
 	"github.com/polyloop/polyloop-conform/internal/knownfail"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/record"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
+	"github.com/polyloop/polyloop-conform/internal/suiteversion"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -164,13 +166,14 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
 	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
 	repeat := fs.Int("repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
-	seed := fs.Int64("seed", 0, "the `SEED` of --repeat's order (default: from the clock, printed), to replay a run, and of the generated batch (default: from the suite's version)")
+	seed := fs.Uint64("seed", 0, "the `SEED` of the generated batch and of --repeat's order, to replay a run (default: a fresh one each run, named in the report)")
 	var evidence evidenceFlags
 	evidence.register(fs)
 	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
 	var batch batchFlags
 	batch.register(fs)
+	since := fs.String("since", "", "mark each failure whose scenario or cited decision is new or changed since suite `VERSION` (e.g. 0.1.0; docs/versioning.md)")
 	if err := fs.Parse(args); err != nil {
 		return ExitSetup
 	}
@@ -199,7 +202,16 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	if *parallel < 1 {
 		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
 	}
-	if err := batch.resolve(fs, *pattern != "" || src.scenarioDir != ""); err != nil {
+	if err := resolveSeed(fs, seed); err != nil {
+		return setupError(s, err)
+	}
+	var moved *suiteversion.Changes
+	if *since != "" {
+		if moved, err = sinceChanges(*since); err != nil {
+			return setupError(s, err)
+		}
+	}
+	if err := batch.resolve(*pattern != "" || src.scenarioDir != "", *seed); err != nil {
 		return setupError(s, fmt.Errorf("--generate: %w", err))
 	}
 	all, goldens, err := src.load()
@@ -226,10 +238,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		}
 	}
 	jobs := selected
-	if *repeat > 1 || *seed != 0 {
-		if *seed == 0 {
-			*seed = time.Now().UnixNano()
-		}
+	if *repeat > 1 {
 		jobs = shuffled(selected, *repeat, *seed)
 		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), *repeat, *seed)
 	}
@@ -244,6 +253,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		rep.NotJudged = uj
 	}
 	rep.Selection = *pattern
+	if *repeat > 1 || batch.runs(sh) {
+		rep.Seed = *seed // what the run drew with it; --seed replays it
+	}
 	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens, GoldensOptional: src.goldensOptional()}).Missing()...)
 	progress := newProgress(s.err, len(selected))
 	var recordErr error
@@ -259,7 +271,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		rep.Rows = report.MergeRepetitions(reps, *strict)
 		rep.NotRun = len(selected) - len(rep.Rows)
 	}
-	if rows, err := batch.run(ctx, driver, sh, *timeout); err != nil {
+	if rows, err := batch.run(ctx, driver, sh, *timeout, seededCommand("run", args, *seed)); err != nil {
 		rep.Errors = append(rep.Errors, err.Error())
 	} else {
 		rep.Rows = append(rep.Rows, rows...)
@@ -278,6 +290,9 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 	}
 	evidence.apply(rep, driver.Capabilities())
 	report.ApplyKnownFailing(rep, kf, ids(all))
+	if moved != nil {
+		markSince(rep.Rows, moved)
+	}
 	if len(driver.Capabilities()) == 0 {
 		rep.Errors = append(rep.Errors, "the implementation claims no capability (its hello's capabilities list is empty), so no scenario can test it; claim what it implements (docs/protocol.md, Handshake)")
 	} else if sh.String() == "" {
@@ -481,14 +496,52 @@ func staleRecords(dir string, recorded []string) []string {
 	return out
 }
 
+// resolveSeed settles --seed: the seed given, which must not be 0, or a
+// fresh one drawn for this run (generate.NewSeed), so that no kernel can
+// know the generated cases before the run that draws them.
+func resolveSeed(fs *flag.FlagSet, seed *uint64) error {
+	if !flagGiven(fs, "seed") {
+		*seed = generate.NewSeed()
+		return nil
+	}
+	if *seed == 0 {
+		return fmt.Errorf("--seed 0: give a positive seed (a report names the seed of its run), or leave --seed out to draw a fresh one")
+	}
+	return nil
+}
+
+// flagGiven says whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// seededCommand is the command line that replays a run with its seed:
+// the rerun command without any --seed, plus --seed seed.
+func seededCommand(command string, args []string, seed uint64) string {
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if strings.HasPrefix(args[i], "-") && name == "seed" {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
+		kept = append(kept, args[i])
+	}
+	return fmt.Sprintf("%s --seed %d", rerunCommand(command, kept), seed)
+}
+
 // shuffled is every scenario n times, in an order drawn from seed: the
 // same seed gives the same order, so a nondeterministic failure replays.
-func shuffled(scs []*scenarios.Scenario, n int, seed int64) []*scenarios.Scenario {
+func shuffled(scs []*scenarios.Scenario, n int, seed uint64) []*scenarios.Scenario {
 	out := make([]*scenarios.Scenario, 0, len(scs)*n)
 	for range n {
 		out = append(out, scs...)
 	}
-	r := rand.New(rand.NewPCG(uint64(seed), 0x706f6c796c6f6f70))
+	r := rand.New(rand.NewPCG(seed, 0x706f6c796c6f6f70))
 	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
 }

@@ -32,13 +32,9 @@ func serveCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, fmt.Errorf("--mutant: %w", err))
 	}
 	caps := refdriver.Capabilities()
-	switch {
-	case *plain:
-	case *reword:
-		// The rewording is applied to the finished trajectory, so its
-		// events could not be the ones a wire sink received.
-		caps = append(caps, protocol.WireMeasure, protocol.JournalLines)
-	default:
+	if !*plain {
+		// --reword offers every option too: each event is reworded before
+		// it goes to the runner's sink, as its trajectory reports it.
 		caps = append(caps, protocol.WireSink, protocol.WireMeasure, protocol.JournalLines)
 	}
 	id := serveref.Identity{Name: "polyloop-conform-reference", Version: protocol.SuiteVersion, SpecVersion: SpecVersion, Capabilities: caps}

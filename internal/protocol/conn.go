@@ -9,9 +9,6 @@ import (
 	"sync"
 )
 
-// SuiteVersion is sent in the runner's hello.
-const SuiteVersion = "0.1.0"
-
 // Peer is one implementation process as an Exchange sees it: the
 // messages both ways, and the kill a scripted crash asks for.
 type Peer interface {

@@ -51,6 +51,11 @@ type Options struct {
 	// its phase index and answers "" (taken), "error" or "panic". With it
 	// the scenario's faults.sink is the runner's to play, not the driver's.
 	Sink func(phase int, e trajectories.Event) string
+	// RewordSink words each event's implementation text as Reword words
+	// the trajectory's before Sink sees it, so the events a reworded
+	// reference (serve-reference --reword) sends are the ones its
+	// trajectory reports.
+	RewordSink bool
 	// Measure, when set, is the requests' size measure, played by the
 	// runner, which refuses measure_unknown's block types itself.
 	Measure func(phase int, block, text string) (int, error)

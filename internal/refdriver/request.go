@@ -44,8 +44,14 @@ func (sr scenarioRun) sinks(rec *events.Recorder, i int) []events.Sink {
 	if multi(sr.sc) {
 		phase = sr.sc.Runs()[i].Name
 	}
-	play := sr.o.Sink
-	return []events.Sink{rec, events.SinkFunc(func(e events.Event) error { return sinkFailure(play(i, WireEvent(e, phase))) })}
+	play, reword := sr.o.Sink, sr.o.RewordSink
+	return []events.Sink{rec, events.SinkFunc(func(e events.Event) error {
+		we := WireEvent(e, phase)
+		if reword {
+			RewordEvent(&we, e.ObservationIsSynthetic)
+		}
+		return sinkFailure(play(i, we))
+	})}
 }
 
 // sinkFailure is what a failing audit sink does for faults.sink: "error"

@@ -33,11 +33,7 @@ func Reword(tr *trajectories.Trajectory) {
 		s.Action.Error = reword(s.Action.Error)
 	}
 	for i := range tr.Events {
-		e := &tr.Events[i]
-		if e.Observation != "" && synthetic[key{e.Phase, e.Step}] {
-			e.Observation = reword(e.Observation)
-		}
-		e.Error = reword(e.Error)
+		RewordEvent(&tr.Events[i], synthetic[key{tr.Events[i].Phase, tr.Events[i].Step}])
 	}
 	if tr.AssemblyError != nil {
 		tr.AssemblyError.Message = reword(tr.AssemblyError.Message)
@@ -45,6 +41,17 @@ func Reword(tr *trajectories.Trajectory) {
 	if tr.RunError != nil {
 		tr.RunError.Message = reword(tr.RunError.Message)
 	}
+}
+
+// RewordEvent words one event's implementation text as Reword does:
+// its error always, its executor observation when the step's observation
+// is synthetic (the executor's own sentence). A sink that receives events
+// as they happen calls it with the kernel's flag; Reword with the step's.
+func RewordEvent(e *trajectories.Event, synthetic bool) {
+	if synthetic {
+		e.Observation = reword(e.Observation)
+	}
+	e.Error = reword(e.Error)
 }
 
 // reword returns a sentence that shares no wording with s but is derived

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,13 +21,14 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
+	Name       string      `xml:"name,attr"`
+	Tests      int         `xml:"tests,attr"`
+	Failures   int         `xml:"failures,attr"`
+	Skipped    int         `xml:"skipped,attr"`
+	Time       string      `xml:"time,attr"`
+	Timestamp  string      `xml:"timestamp,attr,omitempty"`
+	Properties *junitProps `xml:"properties,omitempty"`
+	Cases      []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -56,6 +59,23 @@ type junitText struct {
 	Body string `xml:",cdata"`
 }
 
+// runProps are the run's properties, on every testsuite (JUnit has no
+// place for them on testsuites): the seed, so a CI system that keeps only
+// the XML still knows how to replay the run (--seed).
+func runProps(r *Report) *junitProps {
+	var props []junitProp
+	if r.Seed != 0 {
+		props = append(props, junitProp{"seed", fmt.Sprint(r.Seed)})
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(r.ShardSeeds), compareShards) {
+		props = append(props, junitProp{"seed " + k, fmt.Sprint(r.ShardSeeds[k])})
+	}
+	if len(props) == 0 {
+		return nil
+	}
+	return &junitProps{List: props}
+}
+
 // JUnit writes JUnit XML: one testsuite per family, one testcase per
 // scenario with classname = family and properties for its decisions, level
 // and requirements. A failure's message is the first cause it shows, its
@@ -83,7 +103,7 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 			if !r.GeneratedAt.IsZero() {
 				ts = r.GeneratedAt.Format("2006-01-02T15:04:05")
 			}
-			all.Suites = append(all.Suites, junitSuite{Name: fam, Timestamp: ts})
+			all.Suites = append(all.Suites, junitSuite{Name: fam, Timestamp: ts, Properties: runProps(r)})
 		}
 		s := &all.Suites[i]
 		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration)}
@@ -102,6 +122,9 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		}
 		if row.EvidenceNote != "" {
 			props = append(props, junitProp{"evidence_note", row.EvidenceNote})
+		}
+		if l := row.Since.Label(); l != "" {
+			props = append(props, junitProp{"since", l})
 		}
 		for _, t := range row.TakenOnTrust {
 			props = append(props, junitProp{"taken_on_trust", t})

@@ -28,6 +28,7 @@ func Merge(reports []*Report) (*Report, error) {
 		return nil, err
 	}
 	out := &Report{Format: FormatVersion}
+	seeds := map[string]uint64{}
 	at := map[string]int{}
 	errs := map[string]bool{}
 	for i, r := range reports {
@@ -51,6 +52,12 @@ func Merge(reports []*Report) (*Report, error) {
 			out.GeneratedAt = r.GeneratedAt
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Seed != 0 {
+			seeds[shardOf(r.Implementation)] = r.Seed
+			if slices.ContainsFunc(r.Rows, func(row Row) bool { return strings.HasPrefix(row.Scenario, "generated.") }) {
+				out.Seed = r.Seed // the shard that ran the batch
+			}
+		}
 		out.NotRun += r.NotRun
 		for _, e := range r.Errors {
 			if !errs[e] {
@@ -101,7 +108,35 @@ func Merge(reports []*Report) (*Report, error) {
 	}
 	out.Errors = append(out.Errors, missing...)
 	slices.Sort(out.Errors)
+	mergeSeeds(out, seeds)
 	return out, nil
+}
+
+// mergeSeeds keeps the shards' seeds: one seed when every shard used the
+// same (they were given one --seed), else each shard's by name, so that
+// any shard can be replayed alone with its own.
+func mergeSeeds(out *Report, seeds map[string]uint64) {
+	distinct := map[uint64]bool{}
+	for _, s := range seeds {
+		distinct[s] = true
+	}
+	switch len(distinct) {
+	case 0:
+	case 1:
+		for s := range distinct {
+			out.Seed = s
+		}
+	default:
+		out.ShardSeeds = seeds
+	}
+}
+
+// shardOf is the "K/N" a shard's report names ("1/1" for a whole run).
+func shardOf(impl string) string {
+	if i := strings.LastIndex(impl, ", shard "); i >= 0 {
+		return impl[i+len(", shard "):]
+	}
+	return "1/1"
 }
 
 // missingShards checks that the reports are the shards 1..N of one N,

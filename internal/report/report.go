@@ -6,9 +6,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,6 +84,46 @@ type Row struct {
 	// ScenarioYAML is a generated case that differed, as a scenario ready
 	// to add (generate, and run's generated batch).
 	ScenarioYAML string `json:"scenario_yaml,omitempty"`
+	// Since marks a failure against a suite version the team named (run
+	// --since V): whether its scenario, or a decision it cites, is new or
+	// changed since V, so yesterday's green and today's red are told apart.
+	Since *Since `json:"since,omitempty"`
+}
+
+// Since is a failing row's scenario and cited decisions compared with an
+// earlier suite version (docs/versioning.md).
+type Since struct {
+	Version string `json:"version"`
+	// Scenario is "new", "changed" or "unchanged" since Version; "" for a
+	// row that is no scenario of the suite (a generated case, a team's).
+	Scenario string `json:"scenario,omitempty"`
+	// Decisions are the cited decisions that are "new" or "changed".
+	Decisions map[string]string `json:"decisions,omitempty"`
+}
+
+// Label says it in a few words: "new since 0.1.0", "changed since 0.1.0",
+// "changed since 0.1.0: 0003.D7 changed, 0003.D5.parts new", "unchanged
+// since 0.1.0" (then the implementation, not the suite, moved).
+func (s *Since) Label() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Scenario == "changed" && len(s.Decisions) > 0 {
+		parts = append(parts, "the scenario")
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.Decisions)) {
+		parts = append(parts, id+" "+s.Decisions[id])
+	}
+	switch {
+	case s.Scenario == "new" || s.Scenario == "changed" && len(s.Decisions) == 0:
+		return s.Scenario + " since " + s.Version
+	case len(parts) > 0:
+		return "changed since " + s.Version + ": " + strings.Join(parts, ", ")
+	case s.Scenario == "":
+		return "its decisions unchanged since " + s.Version
+	}
+	return "unchanged since " + s.Version
 }
 
 // Evidence is what a verdict rests on.
@@ -150,6 +193,15 @@ type Report struct {
 	// Require is the evidence the run required of every pass ("observed",
 	// run's default, or "none").
 	Require string `json:"require,omitempty"`
+	// Seed is the seed the run drew (or was given with --seed): it draws
+	// the generated batch and orders --repeat, and --seed replays both.
+	// Without --seed, run and generate draw a fresh one each time
+	// (docs/generate.md, "Seed"), so every report must name its own.
+	Seed uint64 `json:"seed,omitempty"`
+	// ShardSeeds are the seeds of a merged run's shards, by shard
+	// ("K/N"), when they differ; Seed is then the seed of the shard that
+	// ran the generated batch.
+	ShardSeeds map[string]uint64 `json:"shard_seeds,omitempty"`
 	// Decisions maps decision IDs to what they say, so a reader sees each
 	// one without the design docs at hand.
 	Decisions map[string]Decision `json:"decisions,omitempty"`
@@ -323,7 +375,36 @@ func (r *Report) Summary() string {
 	if r.Interrupted {
 		s += fmt.Sprintf(", %d interrupted, %d not run (stopped by a signal)", c.Interrupted, r.NotRun)
 	}
+	if seed := r.SeedLine(); seed != "" {
+		s += "; " + seed
+	}
 	return s
+}
+
+// SeedLine names the run's seed, "seed S" (--seed S replays the run), or
+// each shard's, "seeds by shard: 1/2 S1, 2/2 S2", when a merge joined
+// shards that drew their own; "" when the run used none.
+func (r *Report) SeedLine() string {
+	if len(r.ShardSeeds) > 0 {
+		var parts []string
+		for _, k := range slices.SortedFunc(maps.Keys(r.ShardSeeds), compareShards) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.ShardSeeds[k]))
+		}
+		return "seeds by shard: " + strings.Join(parts, ", ")
+	}
+	if r.Seed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("seed %d", r.Seed)
+}
+
+// compareShards orders "K/N" names by K.
+func compareShards(a, b string) int {
+	ka, _, _ := strings.Cut(a, "/")
+	kb, _, _ := strings.Cut(b, "/")
+	na, _ := strconv.Atoi(ka)
+	nb, _ := strconv.Atoi(kb)
+	return cmp.Or(cmp.Compare(na, nb), strings.Compare(a, b))
 }
 
 // Sorted returns the rows by scenario id.

@@ -42,7 +42,7 @@ func fixed() *Report {
 	}
 	return &Report{
 		Format: FormatVersion, SuiteVersion: "0.1.0", GeneratedAt: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
-		Implementation: "off-by-one 1.0", Rerun: "polyloop-conform run --impl 'sh off-by-one.sh'",
+		Implementation: "off-by-one 1.0", Rerun: "polyloop-conform run --impl 'sh off-by-one.sh'", Seed: 424242,
 		Rows: []Row{
 			ctx("context.order", 3),
 			ctx("context.goal-per-request", 5),
@@ -343,5 +343,91 @@ func TestStrictWording(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "1 passed, 2 failed (1 on wording alone, --strict)") {
 		t.Errorf("the text summary does not count the wording apart:\n%s", text.String())
+	}
+}
+
+// TestMergeKeepsSeeds: shards given one --seed merge into a report with
+// that seed; shards that drew their own keep each one, by shard, in every
+// format, and the merged seed is the one of the shard that ran the
+// generated batch (the seed that replays it).
+func TestMergeKeepsSeeds(t *testing.T) {
+	whole := fixed()
+	batch := Row{Scenario: "generated.s77", Verdict: Pass, Note: "200 generated case(s) gave the reference's trajectory"}
+	var a, b Report = *whole, *whole
+	a.Rows, b.Rows = whole.Rows[:3], append(slices.Clone(whole.Rows[3:]), batch)
+	a.Implementation += ShardSuffix("1/2")
+	b.Implementation += ShardSuffix("2/2")
+	a.Seed, b.Seed = 77, 77
+	same, err := Merge([]*Report{&a, &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Seed != 77 || same.ShardSeeds != nil || !strings.HasSuffix(same.Summary(), "; seed 77") {
+		t.Errorf("one seed for both shards: seed %d, shard seeds %v, summary %q", same.Seed, same.ShardSeeds, same.Summary())
+	}
+	a.Seed = 5
+	mixed, err := Merge([]*Report{&a, &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mixed.Seed != 77 || mixed.ShardSeeds["1/2"] != 5 || mixed.ShardSeeds["2/2"] != 77 {
+		t.Errorf("shards with their own seeds: seed %d, shard seeds %v", mixed.Seed, mixed.ShardSeeds)
+	}
+	for _, f := range []struct {
+		name string
+		want string
+		fn   func(*bytes.Buffer, *Report) error
+	}{
+		{"text", "seeds by shard: 1/2 5, 2/2 77", func(w *bytes.Buffer, r *Report) error { return Text(w, r, Options{}) }},
+		{"json", `"shard_seeds": {`, func(w *bytes.Buffer, r *Report) error { return JSON(w, r, Options{}) }},
+		{"junit", `<property name="seed 1/2" value="5">`, func(w *bytes.Buffer, r *Report) error { return JUnit(w, r, Options{}) }},
+		{"html", "seeds by shard: 1/2 5, 2/2 77", func(w *bytes.Buffer, r *Report) error { return HTML(w, r, Options{}) }},
+	} {
+		var buf bytes.Buffer
+		if err := f.fn(&buf, mixed); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), f.want) {
+			t.Errorf("%s report lacks %q", f.name, f.want)
+		}
+	}
+}
+
+// TestSinceMarksAFailure: run --since V marks a failing row in every
+// format with what moved since V: the scenario, or the decisions it
+// cites, or nothing (then the implementation moved, not the suite).
+func TestSinceMarksAFailure(t *testing.T) {
+	for _, tc := range []struct {
+		since *Since
+		want  string
+	}{
+		{nil, ""},
+		{&Since{Version: "0.1.0", Scenario: "new"}, "new since 0.1.0"},
+		{&Since{Version: "0.1.0", Scenario: "changed"}, "changed since 0.1.0"},
+		{&Since{Version: "0.1.0", Scenario: "unchanged", Decisions: map[string]string{"0003.D7": "changed", "0003.D5.parts": "new"}}, "changed since 0.1.0: 0003.D5.parts new, 0003.D7 changed"},
+		{&Since{Version: "0.1.0", Scenario: "changed", Decisions: map[string]string{"0003.D7": "changed"}}, "changed since 0.1.0: the scenario, 0003.D7 changed"},
+		{&Since{Version: "0.1.0", Scenario: "unchanged"}, "unchanged since 0.1.0"},
+		{&Since{Version: "0.1.0"}, "its decisions unchanged since 0.1.0"},
+	} {
+		if got := tc.since.Label(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.since, got, tc.want)
+		}
+	}
+	r := fixed()
+	r.Rows[0].Since = &Since{Version: "0.1.0", Scenario: "new"}
+	for name, want := range map[string]string{
+		"text":  "FAIL context.order  [0010.D2]  (new since 0.1.0)\n",
+		"json":  `"since": {` + "\n" + `        "version": "0.1.0",` + "\n" + `        "scenario": "new"`,
+		"junit": `<property name="since" value="new since 0.1.0">`,
+		"html":  `<span class="since">(new since 0.1.0)</span>`,
+	} {
+		var buf bytes.Buffer
+		w, _ := Lookup(name)
+		if err := w(&buf, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("%s report lacks %q", name, want)
+		}
 	}
 }

@@ -32,7 +32,11 @@ func Text(out io.Writer, r *Report, o Options) error {
 			if !row.Failed() {
 				continue
 			}
-			fmt.Fprintf(w, "\n%s %s  [%s]\n", strings.ToUpper(string(row.Verdict)), row.Scenario, strings.Join(row.Decisions, " "))
+			fmt.Fprintf(w, "\n%s %s  [%s]", strings.ToUpper(string(row.Verdict)), row.Scenario, strings.Join(row.Decisions, " "))
+			if l := row.Since.Label(); l != "" {
+				fmt.Fprintf(w, "  (%s)", l)
+			}
+			fmt.Fprintln(w)
 			if row.Note != "" {
 				fmt.Fprintf(w, "  %s\n", row.Note)
 			}

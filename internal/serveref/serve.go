@@ -41,7 +41,7 @@ type ServeOptions struct {
 func (s *server) driverOptions(m *protocol.Message) refdriver.Options {
 	o := refdriver.Options{Schemas: s.schemas, Deviations: s.opts.Deviations}
 	if m.WireSink {
-		o.Sink = s.wireSink
+		o.Sink, o.RewordSink = s.wireSink, s.opts.Reword
 	}
 	if m.WireMeasure {
 		o.Measure = s.wireMeasure

@@ -34,6 +34,12 @@ type Event struct {
 	Error       string         `json:"error,omitempty"`
 	Reason      string         `json:"reason,omitempty"`
 	Replayed    bool           `json:"replayed,omitempty"`
+	// ObservationIsSynthetic says that Observation is the executor's own
+	// sentence (0008.D4 rows one and two, a decision failure), not a
+	// handler's output. It is not part of the audit record: a sink that
+	// words implementation text its own way (serve-reference --reword)
+	// needs it before the step reaches the trajectory.
+	ObservationIsSynthetic bool `json:"-"`
 }
 
 // Sink receives events. An error or a panic from Emit is counted by the

@@ -355,6 +355,7 @@ func (k *kernel) settle(ctx context.Context, st Step, mode settleMode) (End, boo
 		return End{}, false, err
 	}
 	settled.Status, settled.Observation, settled.Replayed = string(out.Status), out.Observation, st.Replayed
+	settled.ObservationIsSynthetic = out.ObservationIsSynthetic
 	k.stream.Emit(settled)
 	reason := k.req.judge(Verdict{Outcome: out, ToolCompletedRun: completed, Counters: k.count, Budget: k.req.budget})
 	if reason == "" {

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/protocol"
+)
+
+// TestRun_SinceMarksFailures: run --since 0.1.0 tells a failure the suite
+// moved under (a scenario new since 0.1.0, a cited decision whose record
+// changed) from one it did not (the implementation moved), in the report;
+// a version without a manifest is a set-up error naming the known ones.
+func TestRun_SinceMarksFailures(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "report.json")
+	ids := "budget.effective-cap,executor.project-invalid-calls-not-forwarded,govdoc.real-fenced-finding-keeps-curly-quotes,outcome.normal-return"
+	code, stdout, errs := run(t, "run", "--impl", selfImpl(t)+" serve-reference --mutant invalid-calls-effective", "--run", ids, "--since", "0.1.0", "--format", "json", "--out", out)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type since struct {
+		Version, Scenario string
+		Decisions         map[string]string
+	}
+	var rep struct {
+		Scenarios []struct {
+			Scenario, Verdict string
+			Since             *since
+		}
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*since{
+		"budget.effective-cap":                          {Version: "0.1.0", Scenario: "unchanged"},
+		"executor.project-invalid-calls-not-forwarded":  {Version: "0.1.0", Scenario: "new", Decisions: map[string]string{"0003.D7": "changed"}},
+		"govdoc.real-fenced-finding-keeps-curly-quotes": {Version: "0.1.0", Scenario: "unchanged", Decisions: map[string]string{"0003.D7": "changed"}},
+		"outcome.normal-return":                         nil, // passes: not marked
+	}
+	for _, row := range rep.Scenarios {
+		w, ok := want[row.Scenario]
+		if !ok {
+			t.Errorf("unexpected row %s", row.Scenario)
+			continue
+		}
+		if !reflect.DeepEqual(row.Since, w) {
+			t.Errorf("%s (%s): since %+v, want %+v", row.Scenario, row.Verdict, row.Since, w)
+		}
+		delete(want, row.Scenario)
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+	if code, _, errs := run(t, "run", "--since", "0.0.9"); code != ExitSetup || !strings.Contains(errs, `no suite version "0.0.9"`) || !strings.Contains(errs, "0.1.0") {
+		t.Errorf("--since 0.0.9: exit %d, %s", code, errs)
+	}
+}
+
+// TestVersionCommand: version prints the suite's version; --since lists
+// what moved since a version, in the changelog's words.
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	code, out, errs := run(t, "version")
+	if code != ExitOK || !strings.HasPrefix(out, "polyloop-conform suite "+protocol.SuiteVersion+" (protocol ") {
+		t.Fatalf("version: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "version", "--since", "0.1.0")
+	for _, want := range []string{"Since 0.1.0:", "Breaking since 0.1.0", "### Decisions new", "`0003.D5.parts` (MUST)", "### Scenarios new", "`parse.duplicate-keys` (MUST)"} {
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("version --since 0.1.0: exit %d, lacks %q\n%s\n%s", code, want, out, errs)
+		}
+	}
+	if code, _, errs := run(t, "version", "--since", "0.0.1"); code != ExitSetup || !strings.Contains(errs, `no suite version "0.0.1"`) {
+		t.Errorf("version --since 0.0.1: exit %d, %s", code, errs)
+	}
+}
