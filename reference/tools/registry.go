@@ -135,6 +135,13 @@ func compileSchema(name string, params map[string]any) (*jsonschema.Schema, erro
 	if params == nil {
 		params = map[string]any{"type": "object"}
 	}
+	if bad := checkKeywords(params); len(bad) > 0 {
+		errs := make([]error, len(bad))
+		for i, e := range bad {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("encode schema: %w", err)
