@@ -160,7 +160,7 @@ def equal(a: Any, b: Any) -> bool:
 
 def _exact(n: Any) -> Fraction:
     """A number as the decimal it was written as, not its binary float."""
-    return Fraction(repr(n)) if isinstance(n, float) else Fraction(n)
+    return Fraction(getattr(n, "text", repr(n))) if isinstance(n, float) else Fraction(n)
 
 
 def valid(schema: Any, value: Any, root: Any) -> bool:
