@@ -3,6 +3,7 @@ module github.com/polyloop/polyloop-conform
 go 1.26.8
 
 require (
+	github.com/dlclark/regexp2/v2 v2.13.3
 	github.com/google/go-cmp v0.7.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0

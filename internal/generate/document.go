@@ -102,6 +102,9 @@ func (t tool) document() map[string]any {
 		props := map[string]any{}
 		for _, p := range t.props {
 			ps := map[string]any{"type": p.typ}
+			if p.rich != nil {
+				ps = p.rich.schema
+			}
 			if p.def != nil {
 				ps["default"] = p.def
 			}

@@ -56,6 +56,7 @@ type tool struct {
 type prop struct {
 	name, typ string
 	def       any
+	rich      *richSchema // typ "rich": a nested, array, enum or integer shape (schemas.go)
 }
 
 type behaviour struct {
@@ -97,6 +98,7 @@ func newSpec(r *rand.Rand) *spec {
 	for range s.total + 1 {
 		s.model = append(s.model, s.output(r))
 	}
+	s.breakBelowTop(r)
 	s.drawFaults(r)
 	if chance(r, 0.15) {
 		s.drawPhase(r)
@@ -129,6 +131,7 @@ func (s *spec) drawTools(r *rand.Rand) {
 				t.required = append(t.required, p.name)
 			}
 		}
+		drawRich(r, &t)
 		t.completes = chance(r, 0.25)
 		if !chance(r, 0.08) {
 			for range 1 + r.IntN(2) {
@@ -348,6 +351,10 @@ func validArgs(r *rand.Rand, t tool) map[string]any {
 		if !slices.Contains(t.required, p.name) && chance(r, 0.5) {
 			continue
 		}
+		if p.rich != nil {
+			args[p.name] = validRich(r, p)
+			continue
+		}
 		args[p.name] = value(r, p.typ)
 	}
 	return args
@@ -361,12 +368,14 @@ func invalidArgs(r *rand.Rand, t tool) map[string]any {
 	if len(t.props) == 0 {
 		return map[string]any{"extra": pick[any](r, 1, "x", true)} // allowed: no schema forbids it
 	}
-	p := t.props[r.IntN(len(t.props))]
-	if slices.Contains(t.required, p.name) && chance(r, 0.4) {
+	p := propToBreak(r, t)
+	if p.rich == nil && slices.Contains(t.required, p.name) && chance(r, 0.4) {
 		delete(args, p.name)
 		return args
 	}
 	switch p.typ {
+	case "rich":
+		args[p.name] = invalidRich(r, p)
 	case "integer":
 		args[p.name] = pick[any](r, "10", true, false, 1.5)
 	case "number":
@@ -402,6 +411,8 @@ func compact(v map[string]any) string {
 		switch x := v[k].(type) {
 		case string:
 			parts[i] = jsonText(k) + ": " + jsonText(x)
+		case rawJSON:
+			parts[i] = jsonText(k) + ": " + string(x)
 		default:
 			parts[i] = fmt.Sprintf("%s: %v", jsonText(k), x)
 		}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -35,7 +35,7 @@ type liteNode struct {
 	enum       []any
 	minimum    *big.Rat
 	minLength  int
-	pattern    *regexp.Regexp
+	pattern    *ecmaRegexp
 	properties map[string]*liteNode
 	required   []string
 	closed     bool // additionalProperties: false
@@ -70,7 +70,41 @@ func CompileLite(name string, doc []byte) (*Lite, error) {
 		return nil, err
 	}
 	l.root = root
+	// Every $ref must name a definition: one that does not is a schema
+	// that does not compile, as the general validator says, not a nil
+	// node met while validating.
+	var missing error
+	walkNodes(root, func(n *liteNode) {
+		if n.ref != "" && l.defs[n.ref] == nil && missing == nil {
+			missing = fmt.Errorf("%s: $ref #/$defs/%s does not resolve", name, n.ref)
+		}
+	})
+	for _, k := range slices.Sorted(maps.Keys(l.defs)) {
+		walkNodes(l.defs[k], func(n *liteNode) {
+			if n.ref != "" && l.defs[n.ref] == nil && missing == nil {
+				missing = fmt.Errorf("%s: $ref #/$defs/%s does not resolve", name, n.ref)
+			}
+		})
+	}
+	if missing != nil {
+		return nil, missing
+	}
 	return l, nil
+}
+
+// walkNodes calls f on n and every node below it.
+func walkNodes(n *liteNode, f func(*liteNode)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	for _, p := range n.properties {
+		walkNodes(p, f)
+	}
+	walkNodes(n.items, f)
+	for _, c := range n.oneOf {
+		walkNodes(c, f)
+	}
 }
 
 func compileNode(name, at string, v any) (*liteNode, error) {
@@ -102,10 +136,18 @@ func compileNode(name, at string, v any) (*liteNode, error) {
 			}
 			n.minimum = r
 		case "minLength":
-			i, _ := val.(json.Number).Int64()
-			n.minLength = int(i)
+			// A whole number however written: 2.0 is 2 (0006.D6.integer).
+			num, _ := val.(json.Number)
+			r, ok := new(big.Rat).SetString(num.String())
+			if !ok || !r.IsInt() || r.Sign() < 0 || !r.Num().IsInt64() {
+				return nil, fmt.Errorf("%s%s/minLength: not a non-negative integer", name, at)
+			}
+			n.minLength = int(r.Num().Int64())
 		case "pattern":
-			n.pattern, err = regexp.Compile(val.(string))
+			var re ecmaRegexp
+			if re, err = compileECMA(val.(string)); err == nil {
+				n.pattern = &re
+			}
 		case "properties":
 			n.properties = map[string]*liteNode{}
 			for p, sub := range val.(map[string]any) {

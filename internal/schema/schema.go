@@ -28,6 +28,7 @@ func Compile(name string, doc []byte) (*Schema, error) {
 	}
 	url := "mem:///" + name
 	c := jsonschema.NewCompiler()
+	c.UseRegexpEngine(regexpEngine)
 	if err := c.AddResource(url, v); err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}

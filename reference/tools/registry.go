@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -134,6 +135,13 @@ func compileSchema(name string, params map[string]any) (*jsonschema.Schema, erro
 	if params == nil {
 		params = map[string]any{"type": "object"}
 	}
+	if bad := checkKeywords(params); len(bad) > 0 {
+		errs := make([]error, len(bad))
+		for i, e := range bad {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("encode schema: %w", err)
@@ -144,6 +152,7 @@ func compileSchema(name string, params map[string]any) (*jsonschema.Schema, erro
 	}
 	url := "mem://tools/" + resourceName(name) + ".json"
 	c := jsonschema.NewCompiler()
+	c.UseRegexpEngine(compileECMA)
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
@@ -174,6 +183,11 @@ type ValidationError struct {
 	Kind   string
 	Tool   string
 	Detail string
+	// Keywords is, for a schema failure, where in the schema each failing
+	// keyword sits (a JSON pointer ending with the keyword, sorted, each
+	// once), every level of the failure: an anyOf and the branch keywords
+	// that made it fail. Tests read it; the message does not carry it.
+	Keywords []string
 }
 
 func (e *ValidationError) Error() string {
@@ -204,7 +218,7 @@ func (r *ToolRegistry) Validate(a action.Action) error {
 	if err := r.schemas[a.Tool].Validate(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: describe(ve)}
+			return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: describe(ve), Keywords: keywordLocations(ve)}
 		}
 		return &ValidationError{Kind: "schema", Tool: a.Tool, Detail: err.Error()}
 	}
@@ -246,6 +260,29 @@ func describe(ve *jsonschema.ValidationError) string {
 	walk(ve)
 	sort.Strings(leaves)
 	return strings.Join(leaves, "; ")
+}
+
+// keywordLocations lists the schema location of every failing keyword of
+// ve's tree: the node's dereferenced location and its keyword path.
+func keywordLocations(ve *jsonschema.ValidationError) []string {
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		_, frag, _ := strings.Cut(e.SchemaURL, "#")
+		if kw := e.ErrorKind.KeywordPath(); len(kw) > 0 {
+			frag += "/" + strings.Join(kw, "/")
+		} else if _, not := e.ErrorKind.(*kind.Not); not {
+			// The validator gives `not` no keyword path of its own.
+			frag += "/not"
+		}
+		out = append(out, frag)
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // RestrictTo returns a new registry holding only the named tools, in the

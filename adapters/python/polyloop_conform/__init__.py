@@ -18,6 +18,7 @@ its kernel, run it and return a ``polyloop.trajectory/v1`` trajectory.
 Only Python's standard library is used (3.11+).
 """
 
+from .numbers import Number, dumps
 from .protocol import (
     CAPABILITIES,
     PROTOCOL_OPTIONS,
@@ -38,6 +39,7 @@ __all__ = [
     "HandlerFailure",
     "MeasureFailure",
     "ModelCallError",
+    "Number",
     "PROTOCOL_OPTIONS",
     "ProtocolError",
     "Seams",
@@ -46,6 +48,7 @@ __all__ = [
     "serve",
     "serve_async",
     "damage_record",
+    "dumps",
     "event_record",
     "tear_last_record",
 ]

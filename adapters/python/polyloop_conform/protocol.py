@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, BinaryIO
 
 from .messages import ChatMessage, Outcome, Spec
+from .numbers import dumps
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 16 << 20
@@ -101,7 +102,7 @@ def handler_exception(type_name: str, message: str) -> HandlerFailure:
 
 def _encode(message: Mapping[str, Any]) -> bytes:
     """One protocol line: compact JSON, UTF-8, a newline."""
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (dumps(message) + "\n").encode("utf-8")
 
 
 def _hello(name: str, version: str = "0", spec_version: str = "",

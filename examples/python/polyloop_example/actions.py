@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from polyloop_conform import Number
+
 from .tools import Action
 
 MAX_OUTPUT_BYTES = 1 << 20
@@ -64,7 +66,8 @@ def parse_json(raw: str) -> Action:
         text = m.group(1).strip()
         repairs.append("unfence")
     try:
-        doc, end = json.JSONDecoder(object_pairs_hook=_no_duplicates).raw_decode(text)
+        # Numbers keep their written form (2.0, 1e0) up to the handler.
+        doc, end = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_float=Number).raw_decode(text)
     except _DuplicateKey as err:
         return _failed(f"the key {err.key!r} appears twice in one object", repairs)
     except ValueError as err:

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from polyloop_conform import Number, dumps
+
 from .actions import parse_code, parse_json
 from .tools import Action, ActionOutcome, RegistryError, RegistryExecutor, ReplayPolicy, Status, ToolRegistry
 
@@ -146,7 +148,7 @@ class Journal:
             try:
                 if int(crc, 16) != zlib.crc32(body):
                     raise ValueError("checksum mismatch")
-                records.append(json.loads(body))
+                records.append(json.loads(body, parse_float=Number))
             except ValueError as err:
                 raise JournalDamaged(f"record {i + 1} is damaged, not torn by a crash ({err})") from err
         if torn:
@@ -164,7 +166,7 @@ class Journal:
         err = self.fault(record["type"], step) if self.fault else None
         if err is not None:
             raise JournalWriteError(record["type"], seq, err)
-        body = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        body = dumps(record).encode("utf-8")
         line = b"%08x %s\n" % (zlib.crc32(body), body)
         new = not os.path.exists(self.path)
         with open(self.path, "ab") as f:
