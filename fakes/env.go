@@ -550,9 +550,11 @@ func copyArgs(a map[string]any) map[string]any {
 }
 
 // echo is an echo handler's text: the arguments as compact JSON, keys
-// sorted, numbers as the model wrote them, no HTML escaping.
+// sorted, each number in its canonical spelling (2.0 and 1e0 are 2 and 1:
+// an implementation may send either spelling, 0006.D6.integer), no HTML
+// escaping.
 func echo(args map[string]any) string {
-	b, err := jsontext.Marshal(args)
+	b, err := jsontext.Marshal(jsontext.Canonical(args))
 	if err != nil {
 		return fmt.Sprintf("%v", args)
 	}

@@ -19,7 +19,7 @@ func TestRun_lyingImplementations(t *testing.T) {
 	}{
 		{"garbage-input", "outcome.normal-return", `the implementation sent [{"role":"user","content":"GARBAGE"}`},
 		{"rm-rf", "executor.project-executor-beside-tools", `the implementation sent the project executor {"kind":"code","code":"rm -rf /"}`},
-		{"widened-number", "validation.no-coercion", `its handler received {"label":"007","limit":10.000}`},
+		{"coerced-label", "validation.no-coercion", `its handler received {"label":7,"limit":10}`},
 		{"claims-handler-calls", "executor.missing-handler", `the trajectory says the handlers were called [{"tool":"submit","arguments":{}}]; the runner's handlers received []`},
 		{"skips-intent", "resume.never-not-replayed", "before the journal point after its action_intent: the action ran before its intent was written"},
 		{"fake-release", "cancel.during-tool-call", "after the runner cancelled the run: a cancelled run abandons its calls and stops"},

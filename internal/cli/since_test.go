@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -40,6 +39,28 @@ func TestRun_SinceMarksFailures(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
+	// Each row must carry at least the marks below; a record the suite
+	// changes later (here 0008.D4.validate, say) may add a "changed"
+	// decision to a row, never drop one or change the scenario's mark.
+	sinceCovers := func(got, want *since) bool {
+		if got == nil || want == nil {
+			return got == want
+		}
+		if got.Version != want.Version || got.Scenario != want.Scenario {
+			return false
+		}
+		for d, mark := range want.Decisions {
+			if got.Decisions[d] != mark {
+				return false
+			}
+		}
+		for _, mark := range got.Decisions {
+			if mark != "changed" && mark != "new" {
+				return false
+			}
+		}
+		return true
+	}
 	want := map[string]*since{
 		"budget.effective-cap":                          {Version: "0.1.0", Scenario: "unchanged"},
 		"executor.project-invalid-calls-not-forwarded":  {Version: "0.1.0", Scenario: "new", Decisions: map[string]string{"0003.D7": "changed"}},
@@ -52,7 +73,7 @@ func TestRun_SinceMarksFailures(t *testing.T) {
 			t.Errorf("unexpected row %s", row.Scenario)
 			continue
 		}
-		if !reflect.DeepEqual(row.Since, w) {
+		if !sinceCovers(row.Since, w) {
 			t.Errorf("%s (%s): since %+v, want %+v", row.Scenario, row.Verdict, row.Since, w)
 		}
 		delete(want, row.Scenario)

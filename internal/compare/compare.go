@@ -508,7 +508,7 @@ func equalJSON(a, b any) bool {
 		return ok && x == y
 	case json.Number:
 		y, ok := b.(json.Number)
-		return ok && x == y
+		return ok && jsontext.SameNumber(x, y)
 	case bool:
 		y, ok := b.(bool)
 		return ok && x == y

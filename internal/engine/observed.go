@@ -252,7 +252,7 @@ func (o *observer) action(c *fakes.Call, intentWritten bool) {
 	}
 	if s.Action.Kind != "tool_call" || s.Action.Tool != c.Tool {
 		o.add(path, []string{"0003.D4"}, "%s: the trajectory says the action was %s; the implementation called the handler of %q", o.stepName(s), actionText(&s.Action), c.Tool)
-	} else if a, b := argsText(s.Action.Arguments), argsText(c.Arguments); a != b && !(s.Action.Arguments == nil && b == "{}") {
+	} else if a, b := argsText(s.Action.Arguments), argsText(c.Arguments); !sameArgs(s.Action.Arguments, c.Arguments) && !(s.Action.Arguments == nil && b == "{}") {
 		o.add(path+".arguments", []string{"0003.D4", "0006.D6.no-coercion"}, "%s: the trajectory says %s was called with %s; its handler received %s", o.stepName(s), c.Tool, a, b)
 	}
 }
@@ -388,6 +388,12 @@ func actionText(a *trajectories.Action) string {
 		Arguments any    `json:"arguments,omitempty"`
 		Code      string `json:"code,omitempty"`
 	}{a.Kind, a.Tool, a.Arguments, a.Code})
+}
+
+// sameArgs reports whether two argument values are the same JSON value:
+// numbers by value, whatever their spelling (0006.D6.integer).
+func sameArgs(a, b any) bool {
+	return argsText(jsontext.Canonical(a)) == argsText(jsontext.Canonical(b))
 }
 
 func argsText(v any) string {

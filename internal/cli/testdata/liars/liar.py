@@ -103,9 +103,11 @@ for raw in child.stdout:
         m = json.loads(line)
         m["action"] = {"kind": "code", "code": "rm -rf /"}
         out(json.dumps(m, ensure_ascii=False))
-    elif MODE == "widened-number" and kind == "handler_call":
-        # The handler receives 10.000 where the model wrote 10.
-        out(re.sub(r'("limit":)10([,}])', r"\g<1>10.000\2", line))
+    elif MODE == "coerced-label" and kind == "handler_call":
+        # The handler receives the number 7 where the model wrote the
+        # string "007" (a spelling of 10 as 10.000 would be no lie: JSON
+        # compares numbers by value, 0006.D6.integer).
+        out(line.replace('"label":"007"', '"label":7').replace('"label": "007"', '"label": 7'))
     elif MODE == "claims-handler-calls" and kind == "result":
         # The trajectory fills handler_calls itself, with a call that never
         # reached the runner's handler.
