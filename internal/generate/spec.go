@@ -103,6 +103,7 @@ func newSpec(r *rand.Rand) *spec {
 	if chance(r, 0.15) {
 		s.drawPhase(r)
 	}
+	s.drawShapes(r)
 	if chance(r, 0.02) {
 		// A total cap of zero is refused too, not only an effective one
 		// (0004.D1.min); nothing runs, so no fault is drawn.
@@ -306,6 +307,9 @@ func value(r *rand.Rand, typ string) any {
 func (s *spec) output(r *rand.Rand) string {
 	t := s.tools[r.IntN(len(s.tools))]
 	if s.code {
+		if chance(r, 0.3) {
+			return pick(r, codeShapes(t)...) // whitespace and JSON, both code as written (0003.D5.fence)
+		}
 		return pick(r, "```python\nprint("+t.name+"('a'))\n```", "print(1)", "```\nx = 1\n```", "", "  \n",
 			"```python\n```", "```\n\n```", // empty blocks: no action (0003.D5.fence)
 			"First I read it.\n```python\nprint("+t.name+"('a'))\n```", // prose before the fence (0003.D5.fence)
@@ -340,6 +344,8 @@ func (s *spec) output(r *rand.Rand) string {
 	case x < 0.91:
 		// Several calls in one message (0003.D7.several).
 		return `{"action": [` + strings.TrimSuffix(strings.TrimPrefix(call(t.name, validArgs(r, t)), `{"action": `), "}") + `, {"tool": ` + jsonText(s.unknownName(r)) + `, "arguments": {}}]}`
+	case x < 0.97:
+		return shapeOutput(r, t) // no object with an action object (0003.D7.shapes)
 	default:
 		return `{"action": {"tool": ` + jsonText(t.name) + `, "arguments": {`
 	}

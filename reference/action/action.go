@@ -163,8 +163,12 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 // blocks is no action: running the first (or the last) would run code the
 // model may have meant as an example, so it is a decision failure, as
 // several tool calls are (0003.D7.several).
+//
+// The code is taken verbatim: nothing is trimmed from the whole output or
+// from a fenced body, since trimming would be a repair no record names and
+// indentation is syntax in the code models write (0003.D5.fence).
 func ParseCode(raw string) (Action, error) {
-	text := strings.TrimSpace(raw)
+	text := raw
 	var repairs []string
 	switch blocks := FencedBlocks(text); {
 	case len(blocks) > 1:
@@ -179,10 +183,12 @@ func ParseCode(raw string) (Action, error) {
 	return Action{Kind: KindCode, Code: text, Repairs: repairs}, nil
 }
 
-// FencedBlocks returns the bodies (trimmed) of the complete Markdown code
-// blocks in text: an opening line of three backticks and an optional
-// language tag without spaces, up to a line of three backticks. An opening
-// fence that is never closed is not a block.
+// FencedBlocks returns the bodies of the complete Markdown code blocks in
+// text: an opening line of three backticks and an optional language tag
+// without spaces, up to a line of three backticks. A body is the lines
+// between the two fence lines as written, indentation kept, without the
+// line break before the closing fence. An opening fence that is never
+// closed is not a block.
 func FencedBlocks(text string) []string {
 	var out []string
 	lines := strings.Split(text, "\n")
@@ -193,7 +199,7 @@ func FencedBlocks(text string) []string {
 		}
 		for j := i + 1; j < len(lines); j++ {
 			if strings.TrimSpace(lines[j]) == "```" {
-				out = append(out, strings.TrimSpace(strings.Join(lines[i+1:j], "\n")))
+				out = append(out, strings.Join(lines[i+1:j], "\n"))
 				i = j
 				break
 			}

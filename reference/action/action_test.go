@@ -84,9 +84,63 @@ func TestParseCode_0003_D5(t *testing.T) {
 	}
 }
 
+// TestParseCode_0003_D5_fence_verbatim: code is handed over as written,
+// whitespace included; only unfence changes the output (issue 45).
+func TestParseCode_0003_D5_fence_verbatim(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, code string
+		repairs         []string
+	}{
+		{"bare, padded", "  print(1)  \n", "  print(1)  \n", nil},
+		{"bare, indented lines", "\tif x:\n\t\ty()\n", "\tif x:\n\t\ty()\n", nil},
+		{"fenced, first line indented", "```python\n    x = 1\n    print(x)\n```", "    x = 1\n    print(x)", []string{RepairUnfence}},
+		{"fenced, blank lines kept", "```\n\nls\n\n```", "\nls\n", []string{RepairUnfence}},
+		{"fenced after prose, trailing spaces kept", "I list.\n```sh\nls -l  \n```\n", "ls -l  ", []string{RepairUnfence}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ParseCode(tc.raw)
+			if err != nil {
+				t.Fatalf("ParseCode(%q): %v", tc.raw, err)
+			}
+			if a.Code != tc.code || !cmp.Equal(a.Repairs, tc.repairs) {
+				t.Errorf("ParseCode(%q) = code %q repairs %v, want %q %v", tc.raw, a.Code, a.Repairs, tc.code, tc.repairs)
+			}
+		})
+	}
+}
+
 func TestCanonicalJSON_keepsNumbersAsWritten(t *testing.T) {
 	a, _ := ParseJSON(`{"action":{"tool":"a","arguments":{"b":1.50,"a":"<x>"}}}`)
 	if got := CanonicalJSON(a.Arguments); got != `{"a":"<x>","b":1.50}` {
 		t.Errorf("CanonicalJSON = %s", got)
+	}
+}
+
+// TestParseJSON_0003_D7_shapes: every shape of 0003.D7.shapes is a
+// decision failure, none of them repaired into a call.
+func TestParseJSON_0003_D7_shapes(t *testing.T) {
+	for name, raw := range map[string]string{
+		"arguments null":           `{"action": {"tool": "t", "arguments": null}}`,
+		"arguments array":          `{"action": {"tool": "t", "arguments": [1]}}`,
+		"arguments encoded object": `{"action": {"tool": "t", "arguments": "{\"a\": 1}"}}`,
+		"arguments number":         `{"action": {"tool": "t", "arguments": 3}}`,
+		"arguments boolean":        `{"action": {"tool": "t", "arguments": true}}`,
+		"action encoded":           `{"action": "{\"tool\": \"t\", \"arguments\": {}}"}`,
+		"action null":              `{"action": null}`,
+		"action empty":             `{"action": {}}`,
+		"top-level array of one":   `[{"action": {"tool": "t", "arguments": {}}}]`,
+		"top-level array of two":   `[{"action": {"tool": "t", "arguments": {}}}, {"action": {"tool": "t", "arguments": {}}}]`,
+		"top-level encoded":        `"{\"action\": {\"tool\": \"t\", \"arguments\": {}}}"`,
+		"top-level number":         `3`,
+		"top-level null":           `null`,
+		"top-level boolean":        `false`,
+		"empty object":             `{}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, err := ParseJSON(raw)
+			if !IsParseError(err) {
+				t.Errorf("ParseJSON(%s) = %+v, %v; want a decision failure", raw, a, err)
+			}
+		})
 	}
 }

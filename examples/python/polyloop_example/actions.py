@@ -21,7 +21,6 @@ MAX_OUTPUT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
 _FENCE = re.compile(r"\A```[^\n`]*\n(.*?)\n?```\Z", re.S)
-_INNER_FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.S)
 
 
 def _depth(v: object, d: int = 0) -> int:
@@ -101,17 +100,37 @@ def parse_json(raw: str) -> Action:
     return Action(kind="tool_call", tool=tool, arguments=None, repairs=tuple(repairs))
 
 
+def _fenced_blocks(text: str) -> list[str]:
+    """The bodies of the complete fenced blocks in text: an opening line of
+    three backticks and an optional tag without spaces, up to a line that is
+    three backticks. A body is the lines between, as written (0003.D5.fence)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        opening = lines[i].strip()
+        if opening.startswith("```") and not any(c in opening[3:] for c in " \t{}`"):
+            for j in range(i + 1, len(lines)):
+                if lines[j].strip() == "```":
+                    out.append("\n".join(lines[i + 1 : j]))
+                    i = j
+                    break
+        i += 1
+    return out
+
+
 def parse_code(raw: str) -> Action:
     """A code action is the text of the one fenced block, wherever it stands,
-    or the whole output; several blocks are no action (0003.D5.fence)."""
-    text = raw.strip()
-    blocks = _INNER_FENCE.findall(text)
+    or the whole output; several blocks are no action (0003.D5.fence). The
+    code is taken verbatim: nothing is trimmed, since trimming would be a
+    repair no record names and indentation is syntax."""
+    blocks = _fenced_blocks(raw)
     if len(blocks) > 1:
         return _failed(f"{len(blocks)} fenced blocks in one output; a code action is one", [])
     if blocks:
         if not blocks[0].strip():
             return _failed("the code block is empty", [])
-        return Action(kind="code", code=blocks[0].strip(), repairs=("unfence",))
-    if not text:
+        return Action(kind="code", code=blocks[0], repairs=("unfence",))
+    if not raw.strip():
         return _failed("the output is empty: no code to run", [])
     return Action(kind="code", code=raw)
