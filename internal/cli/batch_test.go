@@ -94,8 +94,8 @@ func TestRun_generatedBatchFlags(t *testing.T) {
 		{[]string{"--run", "outcome.normal-return", "--generate", "20", "--seed", "3"}, "generated.s3"},
 		{[]string{"--generate", "0"}, ""},
 	} {
-		runner := run // the whole suite through the build without the race detector
-		if tc.args[0] == "--generate" {
+		runner := run
+		if tc.args[0] == "--generate" { // the whole suite: the build without the race detector
 			runner = runBuilt
 		}
 		code, out, errs := runner(t, append([]string{"run", "--format", "json"}, tc.args...)...)
