@@ -9,6 +9,7 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -438,6 +439,26 @@ func textPins(e *Expect) []pin {
 		}
 	}
 	return out
+}
+
+// embeddedSuite is the built-in suite parsed and validated on first use,
+// once per process. It is a read-only cache, not mutable state: the files
+// are compiled into the binary and cannot change, and nothing writes to a
+// Scenario after Parse returns it (code that needs a changed scenario
+// copies it first, as crashpoint.WithoutCrash does).
+var embeddedSuite = sync.OnceValues(func() ([]*Scenario, error) { return LoadAll(embedded) })
+
+// LoadEmbedded returns the built-in suite as LoadAll(Embedded()) does,
+// parsed and validated once per process (a run, and every test of a
+// package, would otherwise pay the YAML parse and schema check each time
+// they ask). The slice is the caller's own, to filter or reorder; the
+// scenarios it points to are shared and must not be modified.
+func LoadEmbedded() ([]*Scenario, error) {
+	scs, err := embeddedSuite()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(scs), nil
 }
 
 // LoadAll reads every *.yaml file at the top of fsys, sorted by name, and

@@ -166,3 +166,33 @@ restrict.handlers-travel`)
 		t.Errorf("%d scenarios (%d govdoc), want at least 60 and a govdoc pack", len(scs), govdoc)
 	}
 }
+
+// TestLoadEmbeddedIsLoadedOnce: LoadEmbedded gives what LoadAll(Embedded())
+// gives, parses once per process (the same scenarios on every call), and
+// hands each caller a slice of its own to filter.
+func TestLoadEmbeddedIsLoadedOnce(t *testing.T) {
+	want, err := LoadAll(Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := LoadEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := LoadEmbedded()
+	if len(a) != len(want) || len(b) != len(want) {
+		t.Fatalf("LoadEmbedded: %d and %d scenarios, LoadAll: %d", len(a), len(b), len(want))
+	}
+	for i := range want {
+		if a[i].ID != want[i].ID || a[i].File != want[i].File {
+			t.Errorf("scenario %d: LoadEmbedded has %s (%s), LoadAll %s (%s)", i, a[i].ID, a[i].File, want[i].ID, want[i].File)
+		}
+		if a[i] != b[i] {
+			t.Errorf("%s: parsed again on the second call", a[i].ID)
+		}
+	}
+	a[0] = nil
+	if b[0] == nil {
+		t.Error("two callers share one slice: filtering one changes the other's")
+	}
+}

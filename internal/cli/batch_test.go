@@ -19,6 +19,7 @@ import (
 // the ones written for the mistake's class since (citing its decision),
 // which did not exist when the batch was the only thing to catch it.
 func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
+	requireLong(t, "the whole suite and its generated batch through a Python proxy, twice (generate's tests and TestRun_generatedBatchFlags keep the batch's slice)")
 	t.Parallel()
 	selfImpl(t)
 	for _, tc := range []struct{ mode, field, decision string }{
@@ -90,7 +91,11 @@ func TestRun_generatedBatchFlags(t *testing.T) {
 		{[]string{"--run", "outcome.normal-return", "--generate", "20", "--seed", "3"}, "generated.s3"},
 		{[]string{"--generate", "0"}, ""},
 	} {
-		code, out, errs := run(t, append([]string{"run", "--format", "json"}, tc.args...)...)
+		runner := run
+		if tc.args[0] == "--generate" { // the whole suite: the build without the race detector
+			runner = runBuilt
+		}
+		code, out, errs := runner(t, append([]string{"run", "--format", "json"}, tc.args...)...)
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", tc.args, code, errs)
 		}

@@ -138,12 +138,16 @@ func TestRun_inProcess_allPass(t *testing.T) {
 
 // TestRun_serveReferenceSubprocess_allPass: a sample of the suite over
 // the protocol passes against serve-reference with one process and with
-// three (TestEveryMessageMatchesTheSchema runs the whole suite over the
-// protocol; CI runs it whole both ways).
+// three (a smaller one without POLYLOOP_LONG=1; TestEveryMessageMatchesTheSchema
+// runs the whole suite over the protocol; CI runs it whole both ways).
 func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
-	for _, c := range []struct{ p, run string }{{"1", "resume.*,cancel.*"}, {"3", "govdoc.*,parse.*,context.*"}} {
+	runs, least := []struct{ p, run string }{{"1", "resume.*,cancel.*"}, {"3", "govdoc.*,parse.*,context.*"}}, 25
+	if !long() { // a few of each family
+		runs, least = []struct{ p, run string }{{"1", "resume.safe-*,resume.never-*,cancel.during-*"}, {"3", "govdoc.real-*-refused,parse.fenced-*,context.order"}}, 3
+	}
+	for _, c := range runs {
 		p := c.p
 		runner := run // the runner's concurrency with three processes, race-checked
 		if p == "1" {
@@ -160,7 +164,7 @@ func TestRun_serveReferenceSubprocess_allPass(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Counts.Failed != 0 || rep.Counts.Skipped != 0 || rep.Counts.Passed < 25 {
+		if rep.Counts.Failed != 0 || rep.Counts.Skipped != 0 || rep.Counts.Passed < least {
 			t.Errorf("-p %s: counts %+v", p, rep.Counts)
 		}
 		if !strings.Contains(rep.Implementation, "over the stdio protocol") {
@@ -377,7 +381,7 @@ func TestRun_unclaimedCapabilitiesAreSkipped(t *testing.T) {
 	selfImpl(t)
 	// A kernel without the protocol options: its sink scenarios are
 	// self-reported, which --require none accepts.
-	code, out, errs := run(t, "run", "--impl", "sh testdata/impls/limited.sh", "--require", "none")
+	code, out, errs := run(t, append([]string{"run", "--impl", "sh testdata/impls/limited.sh", "--require", "none"}, suiteSlice(t)...)...)
 	if code != ExitOK {
 		t.Fatalf("skips failed the run: exit %d\n%s\n%s", code, out, errs)
 	}

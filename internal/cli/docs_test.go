@@ -35,7 +35,7 @@ func TestReadme_runFlag(t *testing.T) {
 			t.Errorf("README.md says of --run %q; it must say %q", m[2], claim)
 		}
 	}
-	all, err := scenarios.LoadAll(scenarios.Embedded())
+	all, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +166,7 @@ func docTable(t *testing.T, file, begin, end string) [][]string {
 // said 113 and 12 → 123 and 2 when the suite gave 121 and 13 → 132 and
 // 2). -update-docs rewrites the block.
 func TestProtocolDoc_evidenceCounts(t *testing.T) {
+	requireLong(t, "two whole-suite runs over the protocol to count docs/protocol.md's figures")
 	t.Parallel()
 	exe := selfImpl(t)
 	type passes struct{ Observed, Trusted, Self int }

@@ -121,15 +121,21 @@ func TestRecordThenVerify(t *testing.T) {
 	dir := t.TempDir()
 	// --timeout 60s: on a loaded machine a resume scenario's two
 	// processes can pass the default 10 s; what is checked is the recording.
-	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--timeout", "60s", "--run", "resume.*,context.order", "--record", dir)
+	// Every resume scenario under POLYLOOP_LONG=1, otherwise one of each
+	// kind (SAFE, NEVER, torn tail, two phases).
+	sel, want := "resume.*,context.order", 10
+	if !long() {
+		sel, want = "resume.safe-replayed,resume.never-not-replayed,resume.torn-tail,resume.crash-in-second-phase,context.order", 5
+	}
+	code, out, errs := run(t, "run", "--impl", exe+" serve-reference", "--timeout", "60s", "--run", sel, "--record", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) < 10 {
+	if len(files) < want {
 		t.Fatalf("recorded %d trajectories", len(files))
 	}
-	code, out, _ = run(t, "verify", "--run", "resume.*,context.order", dir)
+	code, out, _ = run(t, "verify", "--run", sel, dir)
 	if code != ExitOK || !strings.Contains(out, " passed, 0 failed") {
 		t.Errorf("verify of a recording: exit %d\n%s", code, out)
 	}
@@ -209,20 +215,25 @@ func TestVerify_implementationText(t *testing.T) {
 }
 
 // TestEveryMessageMatchesTheSchema runs the whole suite over the protocol
-// and validates every message both sides sent against
+// (under POLYLOOP_LONG=1; otherwise one scenario of each family) and validates every message both sides sent against
 // docs/protocol.schema.json, so the schema describes what the runner sends
 // as well as what it accepts.
 func TestEveryMessageMatchesTheSchema(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
 	dir := t.TempDir()
-	// The whole suite over the protocol: it must pass, and every message
-	// either side wrote must match the schema.
-	if code, out, errs := runBuilt(t, "run", "--impl", exe+" serve-reference", "-p", "2", "--transcripts", dir); code != ExitOK || !strings.Contains(out, " 0 failed, 0 skipped") {
+	// The suite over the protocol: it must pass, and every message either
+	// side wrote must match the schema.
+	args := append([]string{"run", "--impl", exe + " serve-reference", "-p", "2", "--transcripts", dir}, suiteSlice(t)...)
+	if code, out, errs := runBuilt(t, args...); code != ExitOK || !strings.Contains(out, " 0 failed, 0 skipped") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if len(files) < 80 {
+	want := len(familyFirsts(t))
+	if long() {
+		want = 80
+	}
+	if len(files) < want {
 		t.Fatalf("%d transcripts", len(files))
 	}
 	n := 0

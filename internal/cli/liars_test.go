@@ -62,7 +62,7 @@ func TestRun_partialKernel(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
 	impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " json-only"
-	code, out, errs := runBuilt(t, "run", "--impl", impl, "--timeout", "30s", "--handshake-timeout", "60s")
+	code, out, errs := runBuilt(t, append([]string{"run", "--impl", impl, "--timeout", "30s", "--handshake-timeout", "60s"}, suiteSlice(t)...)...)
 	if code != ExitOK || !strings.Contains(out, ", 0 failed,") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -65,12 +65,13 @@ func inputDir(flagName, dir, glob string) error {
 }
 
 func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
-	fsys := scenarios.Embedded()
+	load := scenarios.LoadEmbedded // the built-in suite is parsed once per process
 	if s.scenarioDir != "" {
 		if err := inputDir("scenarios", s.scenarioDir, "*.yaml"); err != nil {
 			return nil, nil, err
 		}
-		fsys = os.DirFS(s.scenarioDir)
+		fsys := os.DirFS(s.scenarioDir)
+		load = func() ([]*scenarios.Scenario, error) { return scenarios.LoadAll(fsys) }
 	}
 	if s.goldenDir != "" {
 		glob := "*.json"
@@ -83,7 +84,7 @@ func (s *sources) load() ([]*scenarios.Scenario, map[string][]byte, error) {
 			return nil, nil, err
 		}
 	}
-	scs, err := scenarios.LoadAll(fsys)
+	scs, err := load()
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot load scenarios:\n%w", err)
 	}

@@ -29,7 +29,7 @@ func (d transformed) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes
 
 func wholeSuite(t *testing.T, strict bool) *Suite {
 	t.Helper()
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // the in-process reference, judged against its golden; the scenarios/s
 // metric is what bench/run reports.
 func BenchmarkSuiteInProcess(b *testing.B) {
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		b.Fatal(err)
 	}

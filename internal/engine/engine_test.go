@@ -12,7 +12,7 @@ import (
 
 func load(t *testing.T, id string) (*scenarios.Scenario, []byte) {
 	t.Helper()
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

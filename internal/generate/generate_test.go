@@ -16,6 +16,15 @@ import (
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
+// batch is n generated cases under POLYLOOP_LONG=1, which .ci/run sets
+// (README, "The tests"), and a tenth of them, from the same seed, otherwise.
+func batch(n int) int {
+	if os.Getenv("POLYLOOP_LONG") == "1" {
+		return n
+	}
+	return n / 10
+}
+
 func reference(d deviation.Set) refdriver.Driver {
 	return refdriver.Driver{Schemas: &tools.SchemaCache{}, Deviations: d}
 }
@@ -24,7 +33,7 @@ func reference(d deviation.Set) refdriver.Driver {
 // cross-field rules), and the same seed gives the same cases.
 func TestEveryCaseLoads(t *testing.T) {
 	a, b := rand.New(rand.NewPCG(7, 7)), rand.New(rand.NewPCG(7, 7))
-	for n := range 2000 {
+	for n := range batch(2000) {
 		s1, s2 := newSpec(a), newSpec(b)
 		y1, _, err := s1.render(caseID(7, n+1), []string{"0004.D2"}, nil)
 		if err != nil {
@@ -44,14 +53,15 @@ func TestReferenceAgainstItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: 400, Sources: sources})
+	count := batch(400)
+	sum, err := Run(context.Background(), Options{Reference: reference(nil), Impl: reference(nil), Seed: 1, Count: count, Sources: sources})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sum.Found) > 0 {
 		t.Fatalf("the reference differs from itself: %+v", sum.Found[0])
 	}
-	if sum.Cases < 400 || sum.Discarded > sum.Cases/2 {
+	if sum.Cases < count || sum.Discarded > sum.Cases/2 {
 		t.Errorf("%d cases compared, %d discarded: the generator makes too many cases the reference cannot run", sum.Cases, sum.Discarded)
 	}
 	t.Logf("%d cases, %d discarded", sum.Cases, sum.Discarded)

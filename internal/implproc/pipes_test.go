@@ -47,7 +47,7 @@ func pipeChild(c *Client, caps []string) (*child, <-chan struct{}) {
 
 func loadScenario(t *testing.T, id string) *scenarios.Scenario {
 	t.Helper()
-	all, err := scenarios.LoadAll(scenarios.Embedded())
+	all, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func rewrite(pattern, to string) func([]byte) []byte {
 
 func scenario(t *testing.T, id string) *scenarios.Scenario {
 	t.Helper()
-	all, err := scenarios.LoadAll(scenarios.Embedded())
+	all, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestSpecRoundTrip(t *testing.T) {
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestSpecRoundTrip(t *testing.T) {
 // order the scenario writes them, so an implementation that does not sort
 // channels (0010.D3) shows it instead of inheriting the runner's order.
 func TestSpecKeepsInjectionOrder(t *testing.T) {
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
-	scs, err := scenarios.LoadAll(scenarios.Embedded())
+	scs, err := scenarios.LoadEmbedded()
 	if err != nil {
 		b.Fatal(err)
 	}
