@@ -1,7 +1,6 @@
 package docs_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,7 +33,7 @@ var handWritten = []allowed{
 	{"", regexp.MustCompile(`\b\d+(\.\d+)? (MiB|KiB)\b|\b64 levels|\b65 are|\b1,048,576 bytes|\b200,000 YAML nodes|level 1, the action 2, its arguments 3`), "a limit: TestLimitsInDocs holds the exported ones to their Go constants (the YAML node budget, 64 levels of YAML and the stderr cap are unexported constants of scenarios and internal/implproc)"},
 	{"", regexp.MustCompile(`\b(10|2|0\.5) s\b|\b10 min\b|\b10 seconds\b`), "a default timeout: TestLimitsInDocs holds run's to its flag defaults; the kill wait, the output grace and the in-process cap are unexported"},
 	{"", regexp.MustCompile(`\b(either cap below|a cap below|cap of|budgets of|caps? of) 1\b|\btotal cap \+ 1\b`), "the budget minimum, 0004.D1.min"},
-	{"", regexp.MustCompile(`\b1-based\b|\b0-based\b|always 0\b|`+"`"+`?0`+"`"+`? (differences|skips)|as 0\b|count it as 0|\b0 on this|\b0 \(`), "an index base or a zero that means none"},
+	{"", regexp.MustCompile(`\b1-based\b|\b0-based\b|always 0\b|` + "`" + `?0` + "`" + `? (differences|skips)|as 0\b|count it as 0|\b0 on this|\b0 \(`), "an index base or a zero that means none"},
 	{"", regexp.MustCompile(`\b(on|with|of) 2 cores\b|\b2-core\b|\(2 cores\)`), "the machine a measurement names"},
 	{"", regexp.MustCompile(`\b16 hex digits\b|from 2 to 9\b`), "a protocol constant (docs/protocol.schema.json, internal/protocol)"},
 	{"", regexp.MustCompile(`\b200 (generated )?cases\b|instead of 200\b|\b(first|the first) 3 differences\b`), "the generated batch's defaults: TestGenerateDefaultsInDocs holds them to run's flags"},
@@ -204,5 +203,4 @@ func TestProseFigures(t *testing.T) {
 	if len(got) != 1 || got[0].num != "134" || got[0].line != 3 {
 		t.Fatalf("got %+v, want the one figure 134 on line 3", got)
 	}
-	_ = fmt.Sprint
 }
