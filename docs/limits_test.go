@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/cli"
+	"github.com/polyloop/polyloop-conform/internal/docgen"
 	"github.com/polyloop/polyloop-conform/internal/generate"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/action"
@@ -70,8 +71,8 @@ func TestLimitsInDocs(t *testing.T) {
 	if !strings.Contains(page(t, "protocol.md"), "A line is at most "+mib(protocol.MaxLineBytes)) {
 		t.Errorf("docs/protocol.md does not say a line is at most %s (protocol.MaxLineBytes)", mib(protocol.MaxLineBytes))
 	}
-	if !strings.Contains(page(t, "implementing.md"), fmt.Sprintf("%s bytes", thousands(action.MaxOutputBytes))) {
-		t.Errorf("docs/implementing.md's guesses table does not say %s bytes (action.MaxOutputBytes)", thousands(action.MaxOutputBytes))
+	if !strings.Contains(page(t, "implementing.md"), fmt.Sprintf("%s bytes", docgen.Thousands(action.MaxOutputBytes))) {
+		t.Errorf("docs/implementing.md's guesses table does not say %s bytes (action.MaxOutputBytes)", docgen.Thousands(action.MaxOutputBytes))
 	}
 }
 
@@ -89,14 +90,6 @@ func flagDefaults(t *testing.T, cmd string) map[string]string {
 		t.Fatalf("%s -h shows no default for --timeout:\n%s", cmd, out.String())
 	}
 	return got
-}
-
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // TestExitCodesInDocs holds the exit codes README.md and docs/limits.md

@@ -16,8 +16,8 @@ import (
 
 func writeFile(path string, data []byte) error { return atomicfile.Write(path, data) }
 
-// thousands writes n with a comma between thousands, as the docs do.
-func thousands(n int) string {
+// Thousands writes n with a comma between thousands, as the docs do.
+func Thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -141,7 +141,7 @@ func evidence(e *Env) (string, error) {
 	return fmt.Sprintf("The whole suite sends %s events and %s measured blocks. The verdicts: with every option %d\n"+
 		"passes observed and %d taken on trust; `serve-reference --plain` %d observed, %d taken on trust\n"+
 		"and %d self-reported (which the default `--require observed` fails).\n",
-		thousands(ev.Events), thousands(ev.Blocks), ev.All.Observed, ev.All.Trusted, ev.Plain.Observed, ev.Plain.Trusted, ev.Plain.Self), nil
+		Thousands(ev.Events), Thousands(ev.Blocks), ev.All.Observed, ev.All.Trusted, ev.Plain.Observed, ev.Plain.Trusted, ev.Plain.Self), nil
 }
 
 // evidenceShort is the verdicts alone, for docs/limits.md.
