@@ -2,19 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
-
-var updateDocs = flag.Bool("update-docs", false, "rewrite the generated blocks of docs/protocol.md from a run of the suite")
 
 // TestReadme_runFlag holds the README's sentence on --run to what the
 // flag does: a scenario runs when any pattern matches it, and a pattern
@@ -156,105 +151,4 @@ func docTable(t *testing.T, file, begin, end string) [][]string {
 		rows = append(rows, cells)
 	}
 	return rows
-}
-
-// TestProtocolDoc_evidenceCounts regenerates docs/protocol.md's counts of
-// what the protocol options change (events and measured blocks sent, and
-// what the passes rest on: observed, taken on trust, self-reported) from
-// two runs of the whole suite, and fails when the page says other
-// numbers: they drift whenever a scenario or a check is added (the page
-// said 113 and 12 → 123 and 2 when the suite gave 121 and 13 → 132 and
-// 2). -update-docs rewrites the block.
-func TestProtocolDoc_evidenceCounts(t *testing.T) {
-	requireLong(t, "two whole-suite runs over the protocol to count docs/protocol.md's figures")
-	t.Parallel()
-	exe := selfImpl(t)
-	type passes struct{ Observed, Trusted, Self int }
-	counts := func(impl, transcripts string) passes {
-		out := filepath.Join(t.TempDir(), "report.json")
-		// --require none: the self-reported passes are counted, not failed.
-		// --generate 0: the page counts the suite's scenarios, not the
-		// generated batch that follows them.
-		args := []string{"run", "--impl", impl, "-p", "4", "--require", "none", "--generate", "0", "--format", "json", "--out", out}
-		if transcripts != "" {
-			args = append(args, "--transcripts", transcripts)
-		}
-		if code, stdout, errs := runBuilt(t, args...); code != ExitOK {
-			t.Fatalf("%s: exit %d\n%s\n%s", impl, code, stdout, errs)
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep struct {
-			Counts struct {
-				Observed int `json:"passed_observed"`
-				Trusted  int `json:"passed_trusted"`
-				Self     int `json:"passed_self_reported"`
-			} `json:"counts"`
-		}
-		if err := json.Unmarshal(data, &rep); err != nil {
-			t.Fatal(err)
-		}
-		return passes{rep.Counts.Observed, rep.Counts.Trusted, rep.Counts.Self}
-	}
-	plain := counts(exe+" serve-reference --plain", "")
-	dir := t.TempDir()
-	all := counts(exe+" serve-reference", dir)
-	if all.Self != 0 {
-		t.Errorf("with every option, %d passes are still self-reported; the page's sentence says none are", all.Self)
-	}
-	events, blocks := 0, 0
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		events += strings.Count(string(data), `{"from":"implementation","message":{"type":"event",`)
-		blocks += strings.Count(string(data), `{"from":"implementation","message":{"type":"measure_call",`)
-	}
-	if events == 0 || blocks == 0 {
-		t.Fatalf("the transcripts hold %d events and %d measure calls: the runner's transcript format changed", events, blocks)
-	}
-	text := fmt.Sprintf("The whole suite sends %s events and %s measured blocks. The verdicts: with every option %d\n"+
-		"passes observed and %d taken on trust; `serve-reference --plain` %d observed, %d taken on trust\n"+
-		"and %d self-reported (which the default `--require observed` fails).\n",
-		thousands(events), thousands(blocks), all.Observed, all.Trusted, plain.Observed, plain.Trusted, plain.Self)
-	replaceBlock(t, "../../docs/protocol.md", "<!-- evidence:", "<!-- end of evidence -->", text)
-}
-
-// thousands writes n with a comma between thousands, as the docs do.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// replaceBlock checks that the text between the line of a begin marker
-// and an end marker is want, rewriting it under -update-docs.
-func replaceBlock(t *testing.T, file, begin, end, want string) {
-	t.Helper()
-	page, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(page)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no block between %q and %q", file, begin, end)
-	}
-	i += strings.IndexByte(s[i:], '\n') + 1
-	if s[i:j] == want {
-		return
-	}
-	if *updateDocs {
-		if err := atomicfile.Write(file, []byte(s[:i]+want+s[j:])); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s says:\n%s\nthe suite gives:\n%s\n(go test ./internal/cli -run %s -args -update-docs rewrites it)", file, s[i:j], want, t.Name())
 }
