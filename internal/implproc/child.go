@@ -292,3 +292,21 @@ func (c *Client) noIsolation(err error) {
 		c.problem("processes were started without isolation: the kernel refused new PID, mount, network and IPC namespaces (%v); a resume is then not isolated and --require observed fails it (docs/limits.md, Isolation)", err)
 	}
 }
+
+// hostPid is the runner's number for the process the fork server *server
+// reported as pid: a server in a PID namespace of its own (isolated) sees
+// its children under other numbers, and signalling that number here would
+// reach an unrelated process group.
+func (c *Client) hostPid(server **child, pid int) (int, error) {
+	c.forkMu.Lock()
+	zygote := *server
+	c.forkMu.Unlock()
+	if zygote == nil || !zygote.isolated {
+		return pid, nil
+	}
+	host, err := isolate.HostPid(zygote.cmd.Process.Pid, pid)
+	if err != nil {
+		return 0, fmt.Errorf("fork server: the forked process %d: %w", pid, err)
+	}
+	return host, nil
+}
