@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -71,6 +72,14 @@ func TestIsolation_honest(t *testing.T) {
 func TestIsolation_unavailable(t *testing.T) {
 	t.Setenv(isolate.NoIsolationEnv, "1")
 	impl := isolationLiar(t, "shm")
+	t.Cleanup(func() {
+		// Not isolated, the liar wrote its copies into this machine's
+		// /dev/shm.
+		left, _ := filepath.Glob("/dev/shm/polyloop-isolation-liar-*")
+		for _, f := range left {
+			os.Remove(f)
+		}
+	})
 	for _, tc := range []struct {
 		require string
 		code    int
