@@ -79,6 +79,7 @@ type Env struct {
 	// implementation kept a journal the runner cannot read (no
 	// journal-lines).
 	journalPlayed, journalOpaque bool
+	resumeNotIsolated            bool
 	// offered holds the parts the runner offered to play in this run
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
@@ -224,6 +225,16 @@ func (e *Env) JournalPlayed() {
 func (e *Env) JournalOpaque() {
 	e.mu.Lock()
 	e.journalOpaque = true
+	e.mu.Unlock()
+}
+
+// ResumeNotIsolated records that a process resumed a run without the
+// isolation that makes a crash a reboot (internal/isolate): memory its
+// crashed predecessor left in /dev/shm, a temp directory or a daemon could
+// have reached it, so that the resume rests on the implementation's word.
+func (e *Env) ResumeNotIsolated() {
+	e.mu.Lock()
+	e.resumeNotIsolated = true
 	e.mu.Unlock()
 }
 
@@ -522,6 +533,9 @@ type Record struct {
 	// JournalOpaque: the implementation journalled in a format the runner
 	// cannot read (Env.JournalOpaque).
 	JournalOpaque bool
+	// ResumeNotIsolated: a resume ran without a crash's isolation
+	// (Env.ResumeNotIsolated).
+	ResumeNotIsolated bool
 }
 
 // Snapshot returns what happened so far.
@@ -538,6 +552,7 @@ func (e *Env) Snapshot() Record {
 		Process:            e.process,
 		Offered:            maps.Clone(e.offered),
 		JournalOpaque:      e.journalOpaque,
+		ResumeNotIsolated:  e.resumeNotIsolated,
 	}
 }
 

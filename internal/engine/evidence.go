@@ -44,6 +44,9 @@ func Evidence(sc *scenarios.Scenario, played map[string]bool, rec fakes.Record) 
 	if stops && sc.Faults.Resume && rec.JournalOpaque {
 		staged = append(staged, "what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)")
 	}
+	if rec.ResumeNotIsolated {
+		staged = append(staged, "the resume's isolation (the resumed process started without fresh namespaces, so memory the crashed one left in /dev/shm, a temp directory or a daemon may have reached it: docs/limits.md, Isolation)")
+	}
 	if sc.Faults.JournalError != nil {
 		trusted = append(trusted, "faults.journal_error (the failing journal write: the file system is the implementation's)")
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 )
 
@@ -31,7 +32,10 @@ type child struct {
 	used bool
 	// resumer is set on a process that resumed a run (spawnResume).
 	resumer bool
-	once    sync.Once
+	// isolated is set on a process started in namespaces of its own
+	// (internal/isolate): killing it kills every process it started.
+	isolated bool
+	once     sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -81,18 +85,25 @@ func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 	return c.start(tr)
 }
 
-// spawnResume starts the process that resumes a stopped run. It is never
-// a child of the fork server that forked the stopped one: memory a server
-// maps shared before forking reaches every child it forks, so a killed
-// child's state could outlive it there. With a fork server, resumes are
-// forked from a second one, started from --impl the first time it is
-// needed, and a resumed child runs nothing else (put): its children are
-// resumes only, of runs none of them began.
+// spawnResume starts the process that resumes a stopped run. Where the
+// machine isolates processes (internal/isolate), it is always a new
+// process in namespaces of its own, never a fork: a fork server's children
+// share its namespaces, so a fork would see the /dev/shm, the abstract
+// sockets and the daemons a crashed sibling left, as a process after a
+// reboot would not. Without isolation, it is never a child of the fork
+// server that forked the stopped one: memory a server maps shared before
+// forking reaches every child it forks. Resumes are then forked from a
+// second server, started from --impl the first time it is needed, and a
+// resumed child runs nothing else (put).
 func (c *Client) spawnResume(tr *transcript) (*child, error) {
 	c.forkMu.Lock()
-	if c.zygote == nil {
+	if c.zygote == nil || (c.isolates() && c.Command != nil) {
 		c.forkMu.Unlock()
-		return c.start(tr)
+		ch, err := c.start(tr)
+		if ch != nil {
+			ch.resumer = true
+		}
+		return ch, err
 	}
 	if c.resumer == nil && !c.resumerTried {
 		c.resumerTried = true
@@ -115,6 +126,7 @@ func (c *Client) start(tr *transcript) (*child, error) {
 	}
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()
+	isolated := c.isolates() && isolate.Wrap(cmd)
 	// Once the process is gone, stop waiting for its stderr and stdout
 	// to close: a detached child (setsid sleep &) may hold them for as
 	// long as it lives.
@@ -130,9 +142,18 @@ func (c *Client) start(tr *transcript) (*child, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		if isolated {
+			// The kernel refused the namespaces (no privileges, or
+			// user namespaces off): say so once, and start every
+			// process without them from now on.
+			c.noIsolation(err)
+			return c.start(tr)
+		}
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
-	return c.handshake(newChild(cmd, 0, stdin, stdout, logs), tr)
+	ch := newChild(cmd, 0, stdin, stdout, logs)
+	ch.isolated = isolated
+	return c.handshake(ch, tr)
 }
 
 // handshakeLimit bounds a new process's hello.
@@ -251,4 +272,41 @@ func (ch *child) kill() {
 		ch.cmd.Wait()
 	}
 	ch.Drain()
+}
+
+// isolates reports whether new processes are started in namespaces of
+// their own: not with Isolation off, not once the kernel refused them.
+func (c *Client) isolates() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.NoIsolation && !c.isolationRefused && !isolate.Forced()
+}
+
+// noIsolation records the kernel's refusal of the namespaces.
+func (c *Client) noIsolation(err error) {
+	c.mu.Lock()
+	first := !c.isolationRefused
+	c.isolationRefused = true
+	c.mu.Unlock()
+	if first {
+		c.problem("processes were started without isolation: the kernel refused new PID, mount, network and IPC namespaces (%v); a resume is then not isolated and --require observed fails it (docs/limits.md, Isolation)", err)
+	}
+}
+
+// hostPid is the runner's number for the process the fork server *server
+// reported as pid: a server in a PID namespace of its own (isolated) sees
+// its children under other numbers, and signalling that number here would
+// reach an unrelated process group.
+func (c *Client) hostPid(server **child, pid int) (int, error) {
+	c.forkMu.Lock()
+	zygote := *server
+	c.forkMu.Unlock()
+	if zygote == nil || !zygote.isolated {
+		return pid, nil
+	}
+	host, err := isolate.HostPid(zygote.cmd.Process.Pid, pid)
+	if err != nil {
+		return 0, fmt.Errorf("fork server: the forked process %d: %w", pid, err)
+	}
+	return host, nil
 }

@@ -46,6 +46,10 @@ type Client struct {
 	// NoFork starts every process from Command even when the
 	// implementation offers a fork server (run --fork=off).
 	NoFork bool
+	// NoIsolation starts every process without namespaces of its own
+	// (internal/isolate), as on a machine that refuses them: a resume is
+	// then reported as not isolated.
+	NoIsolation bool
 
 	// zygote is the first process when it offers a fork server: it is
 	// never sent a run, only fork requests, one at a time (forkMu).
@@ -54,7 +58,9 @@ type Client struct {
 	// stopped run (spawnResume); resumerTried is set once it was started.
 	resumer      *child
 	resumerTried bool
-	forkMu       sync.Mutex
+	// isolationRefused is set once the kernel refused the namespaces.
+	isolationRefused bool
+	forkMu           sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
@@ -222,17 +228,20 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		}
 		return out, nil
 	}
-	return c.resume(x, sc, tr, running)
+	return c.resume(x, sc, env, tr, running)
 }
 
 // resume runs the exchange's resume on a new process, the run's next
 // holder.
-func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
+func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, env *fakes.Env, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
 	ch, err := c.spawnResume(tr)
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
 	running.set(ch)
+	if !ch.isolated {
+		env.ResumeNotIsolated()
+	}
 	ch.logs.setScenario(sc.ID)
 	out, err := x.Resume(ch)
 	if err != nil {
@@ -245,7 +254,7 @@ func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, tr *transc
 		if _, err := x.Resumes(nil); err != nil {
 			return nil, err
 		}
-		return c.resume(x, sc, tr, running)
+		return c.resume(x, sc, env, tr, running)
 	}
 	c.put(ch)
 	return x.Resumed(out)

@@ -46,7 +46,12 @@ func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 		fifos.release()
 		return nil, fmt.Errorf("fork server: the implementation answered fork with %q and no pid", m.Type)
 	}
-	if err := fifos.wait(hctx, m.Pid, c.handshakeLimit()); err != nil {
+	pid, err := c.hostPid(server, m.Pid)
+	if err != nil {
+		fifos.release()
+		return nil, err
+	}
+	if err := fifos.wait(hctx, pid, c.handshakeLimit()); err != nil {
 		return nil, err
 	}
 	logs := &stderrWriter{c: c}
@@ -54,7 +59,7 @@ func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 		io.Copy(logs, fifos.files[2])
 		fifos.files[2].Close()
 	}()
-	return c.handshake(newChild(nil, m.Pid, fifos.files[0], fifos.files[1], logs), tr)
+	return c.handshake(newChild(nil, pid, fifos.files[0], fifos.files[1], logs), tr)
 }
 
 // askFork sends the fork server a fork and reads its answer, one request

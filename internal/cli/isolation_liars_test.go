@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/isolate"
+)
+
+// isolationLiar is the command line of testdata/liars/isolation_liar.py in
+// mode, with a tag of its own so that tests running at once keep apart.
+func isolationLiar(t *testing.T, mode string) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("isolation needs Linux namespaces")
+	}
+	tag := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	return "LIAR_TAG=" + tag + " " + pythonKernel(t, filepath.Join("testdata", "liars", "isolation_liar.py")+" "+mode)
+}
+
+// TestIsolation_liars: kernels that keep a copy of their journal where a
+// process-group kill does not reach (/dev/shm; a setsid daemon on an
+// abstract unix socket) and resume from it. They passed run and explore
+// before each process was started in namespaces of its own; now each
+// resumed process finds no copy, as after a reboot, and redoes completed
+// work, which the report says with 0002.D3.
+func TestIsolation_liars(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"shm", "daemon"} {
+		for _, cmd := range []string{"run", "explore"} {
+			t.Run(mode+"/"+cmd, func(t *testing.T) {
+				t.Parallel()
+				code, out, errs := run(t, cmd, "--impl", isolationLiar(t, mode), "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s")
+				if code != ExitFail {
+					t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
+				}
+				if !strings.Contains(out, "0 passed, 1 failed") || !strings.Contains(out, "0002.D3") {
+					t.Errorf("the report does not fail resume.safe-replayed on 0002.D3:\n%s", out)
+				}
+				if strings.Contains(out, "not isolated") || strings.Contains(out, "without isolation") {
+					t.Errorf("the report says a process was not isolated on a machine that isolates:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// TestIsolation_honest: an honest kernel resumes from journal_dir, which
+// isolation leaves shared (the disk survives a reboot): the Python example
+// passes every resume scenario with each process in namespaces of its own.
+func TestIsolation_honest(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("isolation needs Linux namespaces")
+	}
+	impl := pythonKernel(t, "-m polyloop_example")
+	code, out, errs := run(t, "run", "--impl", impl, "--run", "resume.*", "--timeout", "30s", "--handshake-timeout", "60s")
+	if code != ExitOK || strings.Contains(out, "isolation") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestIsolation_unavailable: on a machine that refuses the namespaces
+// (forced here with POLYLOOP_NO_ISOLATION=1), the /dev/shm liar's resume
+// is not isolated and passes on its own word: --require observed (the
+// default) fails it, naming the isolation; --require none lists it as
+// resting on the implementation and passes. Not parallel: it sets the
+// runner's environment.
+func TestIsolation_unavailable(t *testing.T) {
+	t.Setenv(isolate.NoIsolationEnv, "1")
+	impl := isolationLiar(t, "shm")
+	t.Cleanup(func() {
+		// Not isolated, the liar wrote its copies into this machine's
+		// /dev/shm.
+		left, _ := filepath.Glob("/dev/shm/polyloop-isolation-liar-*")
+		for _, f := range left {
+			os.Remove(f)
+		}
+	})
+	for _, tc := range []struct {
+		require string
+		code    int
+		want    string
+	}{
+		{"observed", ExitFail, "the resume's isolation"},
+		{"none", ExitOK, "1 self-reported"},
+	} {
+		code, out, errs := run(t, "run", "--require", tc.require, "--impl", impl, "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s")
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("--require %s: exit %d, want %d, and a report saying %q\n%s\n%s", tc.require, code, tc.code, tc.want, out, errs)
+		}
+	}
+}
