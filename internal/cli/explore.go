@@ -177,6 +177,8 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 		}
 		if r.Explored > 0 || r.Baseline != nil {
 			rep.Rows = append(rep.Rows, rows[i])
+		} else if r.Interrupted {
+			rep.NotRun++ // the signal came before any of its points
 		}
 	}
 	if baselines > 0 && seen == 0 && ctx.Err() == nil {
