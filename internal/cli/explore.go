@@ -163,7 +163,7 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 			start := time.Now()
 			r := crashpoint.Explore(ctx, client, sc, opts)
 			results[i] = r
-			rows[i] = report.ExploreRow(sc, report.Exploration{Explored: r.Explored, Baseline: r.Baseline, Failures: r.Failures, Source: "explore"}, time.Since(start))
+			rows[i] = report.ExploreRow(sc, report.Exploration{Explored: r.Explored, Baseline: r.Baseline, Failures: r.Failures, Source: "explore", Interrupted: r.Interrupted}, time.Since(start))
 			return nil
 		})
 	}
@@ -177,6 +177,8 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 		}
 		if r.Explored > 0 || r.Baseline != nil {
 			rep.Rows = append(rep.Rows, rows[i])
+		} else if r.Interrupted {
+			rep.NotRun++ // the signal came before any of its points
 		}
 	}
 	if baselines > 0 && seen == 0 && ctx.Err() == nil {
@@ -213,6 +215,11 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 		}
 		start := time.Now()
 		r := powerloss.ExploreTraced(ctx, client, sc, powerloss.TracedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Traced: traced})
+		if ctx.Err() != nil {
+			// What the signal broke is no finding (see crashpoint.Result.Interrupted).
+			rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Interrupted: true}, time.Since(start)))
+			break
+		}
 		states, failed = states+r.States, failed+len(r.Failures)
 		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +202,28 @@ func TestSelfcheckNamesTheDecisionToSharpen(t *testing.T) {
 	code, out, errs = run(t, "selfcheck", "--scenarios", dir, "--mutant", "safe-not-replayed")
 	if code != ExitOK || !strings.Contains(out, "1 deviations, 1 killed, 0 problems") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestSignalExploreIsNoFailure: SIGTERM in the middle of explore (its
+// context cancelled with the signal as cause, as Exec does) marks the
+// stopped scenarios interrupted; no point reports the cancellation as a
+// lost resume citing 0002.D3 (issue 43: 21 such failures).
+func TestSignalExploreIsNoFailure(t *testing.T) {
+	t.Parallel()
+	exe := selfImpl(t)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	time.AfterFunc(1500*time.Millisecond, func() { cancel(&SignalError{Signal: syscall.SIGTERM}) })
+	var out, errb bytes.Buffer
+	Main(ctx, []string{"explore", "--impl", exe + " serve-reference", "--run", "resume.*", "-p", "2"}, strings.NewReader(""), &out, &errb)
+	text := out.String()
+	for _, bad := range []string{"context canceled", "resume lost the run", "FAIL "} {
+		if strings.Contains(text, bad) {
+			t.Errorf("a stopped exploration reads as a failure (%q):\n%s", bad, text)
+		}
+	}
+	if !strings.Contains(text, "INTERRUPTED") || strings.Contains(text, " 0 interrupted") || strings.Contains(text, " 0 not run") {
+		t.Errorf("no INTERRUPTED mark with an interrupted count:\n%s\n%s", text, errb.String())
 	}
 }

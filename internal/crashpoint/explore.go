@@ -62,6 +62,10 @@ type Result struct {
 	// Baseline is set when the uninterrupted run itself failed; no crash
 	// point was explored then.
 	Baseline error
+	// Interrupted: ctx was cancelled (a signal) before the exploration
+	// ended. What the cancellation broke is no finding, so Failures and
+	// Baseline are cleared then: the row is interrupted, not failed.
+	Interrupted bool
 }
 
 // WithoutCrash is sc with its own crash fault and torn tail removed, so
@@ -107,7 +111,7 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	}
 	if err != nil {
 		res.Baseline = err
-		return res
+		return interrupted(ctx, res)
 	}
 	res.Points = len(points)
 	g := new(errgroup.Group)
@@ -152,6 +156,17 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	}
 	_ = g.Wait() // the workers report through res, never through an error
 	slices.Sort(res.Failures)
+	return interrupted(ctx, res)
+}
+
+// interrupted is the one place where an exploration's errors caused by
+// cancellation become an interruption: once ctx is done, a failed resume
+// says "context canceled", not that the implementation lost the run.
+func interrupted(ctx context.Context, res Result) Result {
+	if ctx.Err() == nil {
+		return res
+	}
+	res.Interrupted, res.Failures, res.Baseline = true, nil, nil
 	return res
 }
 

@@ -15,12 +15,18 @@ type Exploration struct {
 	// Source names the exploration in each problem: "explore" or
 	// "power-loss".
 	Source string
+	// Interrupted: a signal stopped the exploration; the row is
+	// interrupted, with no problem and no decision cited.
+	Interrupted bool
 }
 
 // ExploreRow is the verdict of one scenario's exploration: a failure of
 // the uninterrupted run, or one problem per failing point, each citing the
 // resume decisions and the scenario's own.
 func ExploreRow(sc *scenarios.Scenario, e Exploration, took time.Duration) Row {
+	if e.Interrupted {
+		return Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Verdict: Interrupted, Duration: took, CrashPoints: e.Explored, Note: "stopped by a signal"}
+	}
 	decs := append([]string{"0002.D3", "0002.D4"}, sc.Decisions...)
 	row := Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: e.Explored}
 	if e.Baseline != nil {
