@@ -3,8 +3,6 @@ package generate
 import (
 	"slices"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
@@ -229,7 +227,7 @@ func (s *spec) render(id string, decisions []string, expect map[string]any) ([]b
 	if compared {
 		expect = map[string]any{"end": map[string]any{"reason": "goal_reached_by_tool"}}
 	}
-	data, err := yaml.Marshal(s.document(id, decisions, expect))
+	data, err := marshalYAML(s.document(id, decisions, expect))
 	if err != nil {
 		return nil, nil, err
 	}

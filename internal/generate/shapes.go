@@ -17,18 +17,25 @@ func shapeOutput(r *rand.Rand, t tool) string {
 	name := jsonText(t.name)
 	args := compact(validArgs(r, t))
 	one := call(t.name, validArgs(r, t))
-	return pick(r,
-		`{"action": {"tool": `+name+`, "arguments": null}}`,                     // null arguments
-		`{"action": {"tool": `+name+`, "arguments": `+jsonText(args)+`}}`,       // arguments JSON-encoded
-		`{"action": {"tool": `+name+`, "arguments": [`+args+`]}}`,               // arguments in an array
-		`{"action": {"tool": `+name+`, "arguments": `+pick(r, "1", "true")+`}}`, // arguments a scalar
-		`{"action": `+jsonText(`{"tool": `+name+`, "arguments": `+args+`}`)+`}`, // the action JSON-encoded
-		`{"action": `+pick(r, "null", "7", "{}")+`}`,                            // an action that is no object
-		"["+one+"]",                         // an array of one decision
-		"["+one+", "+one+"]",                // an array of two
-		jsonText(one),                       // the decision JSON-encoded
-		pick(r, "42", "true", "null", "{}"), // a scalar, or an empty object
-	)
+	// One of four groups first, each as likely as the others, so every
+	// group is met in every batch.
+	switch r.IntN(4) {
+	case 0: // arguments that are no object
+		return pick(r,
+			`{"action": {"tool": `+name+`, "arguments": null}}`,
+			`{"action": {"tool": `+name+`, "arguments": `+jsonText(args)+`}}`, // JSON-encoded
+			`{"action": {"tool": `+name+`, "arguments": [`+args+`]}}`,
+			`{"action": {"tool": `+name+`, "arguments": `+pick(r, "1", "true")+`}}`)
+	case 1: // an action that is no object
+		return pick(r,
+			`{"action": `+jsonText(`{"tool": `+name+`, "arguments": `+args+`}`)+`}`, // JSON-encoded
+			`{"action": `+pick(r, "null", "7", "{}")+`}`)
+	case 2: // a top-level array of one decision or two
+		return pick(r, "["+one+"]", "["+one+", "+one+"]")
+	}
+	// a top-level scalar: the decision JSON-encoded, a number, a boolean,
+	// null, or an empty object
+	return pick(r, jsonText(one), "42", "true", "null", "{}")
 }
 
 // codeShapes are code actions whose whitespace a trimming parser would

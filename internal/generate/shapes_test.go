@@ -54,10 +54,10 @@ func anyOutput(s *spec, f func(string) bool) bool {
 
 // TestDrawsEveryShape: each class above is drawn in every batch. A run's
 // 200 cases hold about 150 generated specs when sources are given (a
-// quarter are variants); 20 seeds, each one batch, must each meet every
+// quarter are variants); 200 seeds, each one batch, must each meet every
 // class at least once.
 func TestDrawsEveryShape(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := uint64(1); seed <= 200; seed++ {
 		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		counts := map[string]int{}
 		for range 150 {

@@ -307,7 +307,7 @@ func value(r *rand.Rand, typ string) any {
 func (s *spec) output(r *rand.Rand) string {
 	t := s.tools[r.IntN(len(s.tools))]
 	if s.code {
-		if chance(r, 0.3) {
+		if chance(r, 0.4) {
 			return pick(r, codeShapes(t)...) // whitespace and JSON, both code as written (0003.D5.fence)
 		}
 		return pick(r, "```python\nprint("+t.name+"('a'))\n```", "print(1)", "```\nx = 1\n```", "", "  \n",
@@ -339,9 +339,9 @@ func (s *spec) output(r *rand.Rand) string {
 		return `{"action": {"tool": ` + jsonText(t.name) + `}}`
 	case x < 0.84:
 		return pick(r, "I think the work is done.", text(r))
-	case x < 0.88:
+	case x < 0.87:
 		return blank(r) // an empty model output is still a turn of the history
-	case x < 0.91:
+	case x < 0.89:
 		// Several calls in one message (0003.D7.several).
 		return `{"action": [` + strings.TrimSuffix(strings.TrimPrefix(call(t.name, validArgs(r, t)), `{"action": `), "}") + `, {"tool": ` + jsonText(s.unknownName(r)) + `, "arguments": {}}]}`
 	case x < 0.97:

@@ -206,7 +206,7 @@ func (v *variant) render(id string, decisions []string, expect map[string]any) (
 	}
 	v.doc["id"], v.doc["title"], v.doc["decisions"], v.doc["expect"] = id, "A variant of "+v.source, decisions, expect
 	delete(v.doc, "description")
-	data, err := yaml.Marshal(v.doc)
+	data, err := marshalYAML(v.doc)
 	if err != nil {
 		return nil, nil, err
 	}
