@@ -4,8 +4,11 @@ journal_dir, so the sentence differs between two runs of one scenario
 although the implementation behaves the same.
 
     python3 names-journal.py path   the message names the journal file
-    python3 names-journal.py pid    the message names the process: the
-                                    wording itself differs between runs
+    python3 names-journal.py pid    the message names the process by a
+                                    number of its own drawing (a pid would
+                                    not do: isolated, every process is
+                                    PID 1 of its namespace), so the wording
+                                    itself differs between runs
 
 ($POLYLOOP_REF is the polyloop-conform binary.)
 """
@@ -42,7 +45,7 @@ for raw in child.stdout:
         if MODE == "path":
             where = json.dumps(os.path.join(journal["dir"], "journal.jsonl"))[1:-1]
         else:
-            where = "process %d" % os.getpid()
+            where = "process %d" % int.from_bytes(os.urandom(4), "big")
         line = ERROR.sub(lambda m: m.group(1) + where + ": ", line)
     sys.stdout.write(line)
     sys.stdout.flush()
