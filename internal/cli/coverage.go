@@ -14,7 +14,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/killmatrix"
 	"github.com/polyloop/polyloop-conform/internal/report"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 )
 
 // loadDecisions reads the decision records of dir, or the built-in set

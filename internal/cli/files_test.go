@@ -110,7 +110,7 @@ func TestListAndCoverage(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "9999-x.md"), []byte("### 9999.D1 — Nobody checks this\n- level: MUST\n- status: accepted\n"), 0o644)
 	code, out, _ = run(t, "coverage", "--design", dir)
 	if code != ExitFail || !strings.Contains(out, "MUST decision 9999.D1 has no scenario") || !strings.Contains(out, "cites 0008.D2, which no record") ||
-		!strings.Contains(out, "MUST decision 9999.D1 has no deviation in reference/deviation") {
+		!strings.Contains(out, "MUST decision 9999.D1 has no deviation in internal/deviation") {
 		t.Errorf("coverage with foreign records: exit %d\n%s", code, out)
 	}
 }

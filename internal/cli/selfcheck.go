@@ -13,7 +13,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/shard"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )

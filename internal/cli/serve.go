@@ -8,7 +8,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/serveref"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 )
 
 // SpecVersion names the design docs the reference implements.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/internal/implproc"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 

@@ -77,7 +77,7 @@ func (c *Coverage) AddDeviations(devs []Deviation, ran bool) {
 	}
 	for _, r := range c.Rows {
 		if r.Level == "MUST" && r.Status == "accepted" && len(r.Deviations) == 0 {
-			c.Problems = append(c.Problems, fmt.Sprintf("MUST decision %s has no deviation in reference/deviation; add one a port could make, so selfcheck proves a scenario notices", r.ID))
+			c.Problems = append(c.Problems, fmt.Sprintf("MUST decision %s has no deviation in internal/deviation; add one a port could make, so selfcheck proves a scenario notices", r.ID))
 		}
 	}
 }

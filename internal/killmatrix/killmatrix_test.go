@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/report"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 

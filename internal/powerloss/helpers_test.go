@@ -2,7 +2,7 @@ package powerloss
 
 import (
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 

@@ -13,7 +13,7 @@ import (
 	"fmt"
 
 	"github.com/polyloop/polyloop-conform/internal/protocol"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/run"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/run"
 	"github.com/polyloop/polyloop-conform/reference/tools"

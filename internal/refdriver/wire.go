@@ -8,7 +8,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/deviation"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"

@@ -15,6 +15,6 @@
 // stop judge (RequestConfig.Judge) and the context assembler
 // (RequestConfig.Assembler); on the run's Options the model, the audit
 // sinks and the journal's file system and hook. Each defaults to the
-// design's. polyloop-conform selfcheck's deviations (reference/deviation)
+// design's. polyloop-conform selfcheck's deviations (internal/deviation)
 // wrap these seams; the few mistakes no seam reaches are Options.Departures.
 package run

@@ -89,7 +89,7 @@ type Options struct {
 	JournalFS journal.FS
 	// Departures turns on the few departures from the design that sit
 	// inside the kernel's own decisions, where no seam reaches; the zero
-	// value follows the design. reference/deviation sets them for
+	// value follows the design. internal/deviation sets them for
 	// polyloop-conform selfcheck.
 	Departures Departures
 }
@@ -98,7 +98,7 @@ type Options struct {
 // the kernel's own: how a settled step counts and what the history shows
 // (resumed steps too), when the intent is journalled and run_ended
 // emitted, what is validated, who settles a decision failure. Every other deviation
-// selfcheck knows wraps a seam (reference/deviation).
+// selfcheck knows wraps a seam (internal/deviation).
 type Departures struct {
 	// InvalidCallsEffective counts a NOT_EXECUTED step as effective (0004.D1).
 	InvalidCallsEffective bool
