@@ -12,9 +12,9 @@ import (
 	"github.com/polyloop/polyloop-conform/docs/design"
 	"github.com/polyloop/polyloop-conform/internal/atomicfile"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/internal/killmatrix"
 	"github.com/polyloop/polyloop-conform/internal/report"
-	"github.com/polyloop/polyloop-conform/internal/deviation"
 )
 
 // loadDecisions reads the decision records of dir, or the built-in set

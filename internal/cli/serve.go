@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/serveref"
-	"github.com/polyloop/polyloop-conform/internal/deviation"
 )
 
 // SpecVersion names the design docs the reference implements.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 

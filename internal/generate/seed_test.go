@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/fakes"
-	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
+	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
+	"github.com/polyloop/polyloop-conform/internal/report"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 

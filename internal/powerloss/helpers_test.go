@@ -1,8 +1,8 @@
 package powerloss
 
 import (
-	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
+	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
 

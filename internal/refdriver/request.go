@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/polyloop/polyloop-conform/fakes"
-	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
+	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/events"
 	"github.com/polyloop/polyloop-conform/reference/run"
 	"github.com/polyloop/polyloop-conform/reference/tools"
