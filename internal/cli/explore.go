@@ -181,6 +181,8 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 			rep.NotRun++ // the signal came before any of its points
 		}
 	}
+	// A signal is no finding: a stopped exploration asks for no evidence.
+	rep.Interrupted = ctx.Err() != nil
 	if baselines > 0 && seen == 0 && ctx.Err() == nil {
 		rep.Errors = append(rep.Errors, fmt.Sprintf("the implementation claims resume, yet its uninterrupted runs of %d scenario(s) sent no journal_point: with report_journal_points it must send one before and after every journal write (docs/protocol.md, Crash and resume), or nothing can be explored", baselines))
 	} else if sh.String() == "" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,9 +215,21 @@ func TestSignalExploreIsNoFailure(t *testing.T) {
 	exe := selfImpl(t)
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
-	time.AfterFunc(1500*time.Millisecond, func() { cancel(&SignalError{Signal: syscall.SIGTERM}) })
+	// The signal comes once the exploration is under way (a few processes
+	// started), whatever the machine's load, not after a fixed time.
+	starts := t.TempDir()
+	go func() {
+		for ctx.Err() == nil {
+			if n, _ := os.ReadDir(starts); len(n) >= 6 {
+				cancel(&SignalError{Signal: syscall.SIGTERM})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	impl := fmt.Sprintf("sh -c 'mktemp -p %s >/dev/null; exec %s serve-reference'", starts, exe)
 	var out, errb bytes.Buffer
-	Main(ctx, []string{"explore", "--impl", exe + " serve-reference", "--run", "resume.*", "-p", "2"}, strings.NewReader(""), &out, &errb)
+	Main(ctx, []string{"explore", "--impl", impl, "--no-fork", "--run", "resume.*", "-p", "2"}, strings.NewReader(""), &out, &errb)
 	text := out.String()
 	for _, bad := range []string{"context canceled", "resume lost the run", "FAIL "} {
 		if strings.Contains(text, bad) {
