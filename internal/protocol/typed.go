@@ -64,16 +64,31 @@ func typedDecode(top map[string]json.RawMessage, typ string) (*Message, error) {
 		}
 	}
 	if typ == TypeResult {
-		if err := checkTrajectory(top["trajectory"]); err != nil {
-			return nil, err
-		}
-		tr, err := decodeTrajectory(top["trajectory"])
+		tr, err := resultTrajectory(top["trajectory"])
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+			return nil, err
 		}
 		m.Trajectory = tr
 	}
 	return m, nil
+}
+
+// resultTrajectory decodes a result's trajectory once, into its Go type,
+// with the schema's checks done on the struct (trajectories.DecodeChecked);
+// only a trajectory that path does not accept is validated against the
+// schema, which then decides and words what is wrong, and decoded again.
+func resultTrajectory(raw json.RawMessage) (*trajectories.Trajectory, error) {
+	if tr, ok := trajectories.DecodeChecked(raw); ok {
+		return tr, nil
+	}
+	if err := checkTrajectory(raw); err != nil {
+		return nil, err
+	}
+	tr, err := decodeTrajectory(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	return tr, nil
 }
 
 // fieldError is a problem below one key: at is the pointer below it.
