@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -96,7 +97,13 @@ func checkKeys(obj map[string]json.RawMessage, required, optional []string) *fie
 	return nil
 }
 
+// roles are the schema's values of a model input message's role.
+var roles = []string{"user", "assistant", "system"}
+
 func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
+	if ms, ok := messagesChecked(raw); ok {
+		return ms, nil
+	}
 	if kind(raw) != "array" {
 		return nil, fieldErr("", "got %s, want array", kind(raw))
 	}
@@ -113,7 +120,7 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 			return nil, err
 		}
 		role, err := str(obj["role"])
-		if err == nil && !slices.Contains([]string{"user", "assistant", "system"}, role) {
+		if err == nil && !slices.Contains(roles, role) {
 			err = fieldErr("", "value must be one of 'user', 'assistant', 'system'")
 		}
 		if err != nil {
@@ -128,6 +135,24 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 		out = append(out, trajectories.Message{Role: role, Content: content})
 	}
 	return out, nil
+}
+
+// messagesChecked is messagesOf in one decode, for input that is exactly
+// the encoding of the messages it decodes to (the keys role and content,
+// in that order, each a string, and nothing else) with known roles; ok
+// false sends the input to the checks above, which decide and word it.
+func messagesChecked(raw json.RawMessage) ([]trajectories.Message, bool) {
+	var ms []trajectories.Message
+	if json.Unmarshal(raw, &ms) != nil || ms == nil {
+		return nil, false
+	}
+	for _, m := range ms {
+		if !slices.Contains(roles, m.Role) {
+			return nil, false
+		}
+	}
+	enc, err := jsontext.Marshal(ms)
+	return ms, err == nil && bytes.Equal(enc, raw)
 }
 
 func actionOf(raw json.RawMessage) (*ActionView, *fieldError) {
