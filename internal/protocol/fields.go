@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -18,10 +19,9 @@ func integer(raw json.RawMessage, min int) (int, *fieldError) {
 	if kind(raw) != "number" {
 		return 0, fieldErr("", "got %s, want integer", kind(raw))
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fieldErr("", "got %s, want integer", kind(raw))
-	}
+	// raw is one valid JSON number (the line was parsed whole before its
+	// keys are checked), so it is its own json.Number.
+	n := json.Number(bytes.TrimSpace(raw))
 	i, err := n.Int64()
 	if err != nil {
 		// Written as an integer, or refused: 1.0 would pass the schema
@@ -37,6 +37,12 @@ func integer(raw json.RawMessage, min int) (int, *fieldError) {
 func str(raw json.RawMessage) (string, *fieldError) {
 	if kind(raw) != "string" {
 		return "", fieldErr("", "got %s, want string", kind(raw))
+	}
+	// Without escapes and in valid UTF-8 the text between the quotes is
+	// the string (a valid JSON line holds no raw control characters).
+	raw = bytes.TrimSpace(raw)
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

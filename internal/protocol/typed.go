@@ -158,7 +158,13 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 // setInteger stores one of the integer keys: call and pid from 1, phase
 // from 0, protocol any.
 func (m *Message) setInteger(key string, raw json.RawMessage) *fieldError {
-	least := map[string]int{"call": 1, "pid": 1, "phase": 0, "protocol": -1 << 31}[key]
+	least := -1 << 31 // protocol
+	switch key {
+	case "call", "pid":
+		least = 1
+	case "phase":
+		least = 0
+	}
 	n, err := integer(raw, least)
 	if err != nil {
 		return err
