@@ -48,22 +48,37 @@ func DecodeChecked(data []byte) (*Trajectory, bool) {
 	if dec.Decode(&t) != nil || !c.meets(&t) {
 		return nil, false
 	}
+	if !EncodesAs(&t, data) {
+		return nil, false
+	}
+	return &t, true
+}
+
+// Conforms reports whether t meets the schema's keywords that its
+// encoding does not already prove (DecodeChecked): a caller that decodes a
+// trajectory inside a larger message in one pass, and proves that message
+// is its own encoding, checks the trajectory with it.
+func Conforms(t *Trajectory) bool {
+	c, err := checks()
+	return err == nil && t != nil && c.meets(t)
+}
+
+// EncodesAs reports whether data is v's own encoding (jsontext's encoder,
+// compact) up to insignificant white space.
+func EncodesAs(v any, data []byte) bool {
 	var buf bytes.Buffer
 	buf.Grow(len(data) + 1)
-	if jsontext.NewEncoder(&buf, "").Encode(&t) != nil {
-		return nil, false
+	if jsontext.NewEncoder(&buf, "").Encode(v) != nil {
+		return false
 	}
 	enc := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if bytes.Equal(enc, data) {
-		return &t, true
+		return true
 	}
 	// The same text with insignificant white space (a pretty-printing
 	// sender) is the same document.
 	var compact bytes.Buffer
-	if json.Compact(&compact, data) != nil || !bytes.Equal(enc, compact.Bytes()) {
-		return nil, false
-	}
-	return &t, true
+	return json.Compact(&compact, data) == nil && bytes.Equal(enc, compact.Bytes())
 }
 
 // structChecks are the schema's keyword values that the struct is tested

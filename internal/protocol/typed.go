@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -71,6 +72,27 @@ func typedDecode(top map[string]json.RawMessage, typ string) (*Message, error) {
 		m.Trajectory = tr
 	}
 	return m, nil
+}
+
+// resultChecked decodes a result line in one pass when the line is its
+// own encoding (type, id, trajectory, in that order: as the reference
+// sends it), with the schema's checks done on the struct: the ID's pattern
+// and trajectories.Conforms. ok false sends the line the long way
+// (typedDecode), which decides and words any failure.
+func resultChecked(line []byte) (*Message, bool) {
+	var r struct {
+		Type       string                   `json:"type"`
+		ID         string                   `json:"id"`
+		Trajectory *trajectories.Trajectory `json:"trajectory"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if dec.Decode(&r) != nil || r.Type != TypeResult || r.Trajectory == nil ||
+		!scenarios.IDPattern.MatchString(r.ID) || !trajectories.Conforms(r.Trajectory) ||
+		!trajectories.EncodesAs(&r, line) {
+		return nil, false
+	}
+	return &Message{Type: TypeResult, ID: r.ID, Trajectory: r.Trajectory}, true
 }
 
 // resultTrajectory decodes a result's trajectory once, into its Go type,
