@@ -102,16 +102,23 @@ func (h *headTail) Write(p []byte) {
 	if len(p) == 0 {
 		return
 	}
+	// The tail may grow to twice its bound before its start is dropped, in
+	// place: a chatty implementation writing line by line then costs one
+	// 64 KiB move per 64 KiB written, not one per line.
 	h.tail = append(h.tail, p...)
-	if over := len(h.tail) - maxStderr; over > 0 {
+	if over := len(h.tail) - maxStderr; over >= maxStderr {
 		h.cut += int64(over)
-		h.tail = append(h.tail[:0:0], h.tail[over:]...)
+		h.tail = h.tail[:copy(h.tail, h.tail[over:])]
 	}
 }
 
 func (h *headTail) String() string {
-	if h.cut == 0 {
-		return string(h.head) + string(h.tail)
+	tail, cut := h.tail, h.cut
+	if over := len(tail) - maxStderr; over > 0 {
+		tail, cut = tail[over:], cut+int64(over)
 	}
-	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", h.head, h.cut, h.tail)
+	if cut == 0 {
+		return string(h.head) + string(tail)
+	}
+	return fmt.Sprintf("%s\n[… %d bytes cut …]\n%s", h.head, cut, tail)
 }

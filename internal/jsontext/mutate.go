@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
+	"unicode"
 )
 
 // Mutations returns the documents that differ from doc (decoded JSON, with
@@ -87,4 +89,95 @@ func decode(data []byte) any {
 		return nil
 	}
 	return v
+}
+
+// InPlaceMutations returns compact, valid JSON data broken in one place each, keys kept in
+// their order: for every object member down to the first element of every
+// list, the member removed, its key's first letter upper-cased, the
+// member doubled, an unknown key after it, and its value replaced by each
+// of values. Unlike Mutations, which re-encodes a decoded document (keys
+// sorted), the text around each change stays as it was: a decoder that
+// takes a fast path only for one key order is judged on that path.
+func InPlaceMutations(data []byte, values []string) [][]byte {
+	var members []member
+	scanValue(data, 0, &members)
+	var out [][]byte
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, m := range members {
+		before, after := data[:m.start], data[m.end:]
+		whole, key := data[m.start:m.end], data[m.start:m.colon]
+		switch {
+		case len(after) > 0 && after[0] == ',':
+			out = append(out, cat(before, after[1:]))
+		case len(before) > 0 && before[len(before)-1] == ',':
+			out = append(out, cat(before[:len(before)-1], after))
+		default:
+			out = append(out, cat(before, after))
+		}
+		upper := []rune(string(key[1:]))
+		upper[0] = unicode.ToUpper(upper[0])
+		out = append(out,
+			cat(before, []byte(`"`+string(upper)), data[m.colon:]),
+			cat(before, whole, []byte(","), whole, after),
+			cat(before, whole, []byte(`,"zzz":1`), after))
+		for _, v := range values {
+			out = append(out, cat(data[:m.colon+1], []byte(v), after))
+		}
+	}
+	return out
+}
+
+// member is one object member of a compact JSON text: the key from start,
+// its colon, the value to end.
+type member struct{ start, colon, end int }
+
+// scanValue returns the end of the JSON value of compact, valid data at
+// i, appending the members it holds to out (for a list, only those of its
+// first element; out nil records nothing).
+func scanValue(data []byte, i int, out *[]member) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{':
+		i++
+		for data[i] != '}' {
+			start := i
+			colon := skipString(data, i)
+			end := scanValue(data, colon+1, out)
+			if out != nil {
+				*out = append(*out, member{start, colon, end})
+			}
+			i = end
+			if data[i] == ',' {
+				i++
+			}
+		}
+		return i + 1
+	case '[':
+		i++
+		for first := true; data[i] != ']'; first = false {
+			rec := out
+			if !first {
+				rec = nil
+			}
+			i = scanValue(data, i, rec)
+			if data[i] == ',' {
+				i++
+			}
+		}
+		return i + 1
+	}
+	for i < len(data) && !strings.ContainsRune(",}]", rune(data[i])) {
+		i++
+	}
+	return i
+}
+
+func skipString(data []byte, i int) int {
+	for i++; data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
 }

@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -17,10 +19,9 @@ func integer(raw json.RawMessage, min int) (int, *fieldError) {
 	if kind(raw) != "number" {
 		return 0, fieldErr("", "got %s, want integer", kind(raw))
 	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, fieldErr("", "got %s, want integer", kind(raw))
-	}
+	// raw is one valid JSON number (the line was parsed whole before its
+	// keys are checked), so it is its own json.Number.
+	n := json.Number(bytes.TrimSpace(raw))
 	i, err := n.Int64()
 	if err != nil {
 		// Written as an integer, or refused: 1.0 would pass the schema
@@ -36,6 +37,12 @@ func integer(raw json.RawMessage, min int) (int, *fieldError) {
 func str(raw json.RawMessage) (string, *fieldError) {
 	if kind(raw) != "string" {
 		return "", fieldErr("", "got %s, want string", kind(raw))
+	}
+	// Without escapes and in valid UTF-8 the text between the quotes is
+	// the string (a valid JSON line holds no raw control characters).
+	raw = bytes.TrimSpace(raw)
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -96,7 +103,13 @@ func checkKeys(obj map[string]json.RawMessage, required, optional []string) *fie
 	return nil
 }
 
+// roles are the schema's values of a model input message's role.
+var roles = []string{"user", "assistant", "system"}
+
 func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
+	if ms, ok := messagesChecked(raw); ok {
+		return ms, nil
+	}
 	if kind(raw) != "array" {
 		return nil, fieldErr("", "got %s, want array", kind(raw))
 	}
@@ -113,7 +126,7 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 			return nil, err
 		}
 		role, err := str(obj["role"])
-		if err == nil && !slices.Contains([]string{"user", "assistant", "system"}, role) {
+		if err == nil && !slices.Contains(roles, role) {
 			err = fieldErr("", "value must be one of 'user', 'assistant', 'system'")
 		}
 		if err != nil {
@@ -128,6 +141,24 @@ func messagesOf(raw json.RawMessage) ([]trajectories.Message, *fieldError) {
 		out = append(out, trajectories.Message{Role: role, Content: content})
 	}
 	return out, nil
+}
+
+// messagesChecked is messagesOf in one decode, for input that is exactly
+// the encoding of the messages it decodes to (the keys role and content,
+// in that order, each a string, and nothing else) with known roles; ok
+// false sends the input to the checks above, which decide and word it.
+func messagesChecked(raw json.RawMessage) ([]trajectories.Message, bool) {
+	var ms []trajectories.Message
+	if json.Unmarshal(raw, &ms) != nil || ms == nil {
+		return nil, false
+	}
+	for _, m := range ms {
+		if !slices.Contains(roles, m.Role) {
+			return nil, false
+		}
+	}
+	enc, err := jsontext.Marshal(ms)
+	return ms, err == nil && bytes.Equal(enc, raw)
 }
 
 func actionOf(raw json.RawMessage) (*ActionView, *fieldError) {

@@ -2,8 +2,10 @@ package protocol_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
@@ -30,6 +32,9 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 	g, err := trajectories.Goldens()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if list := os.Getenv("POLYLOOP_BENCH_IDS"); list != "" {
+		scs = onlyListed(b, scs, list)
 	}
 	ctx := context.Background()
 	c := &implproc.Client{Command: func() *exec.Cmd { return exec.Command(exe, "serve-reference", "--plain") }}
@@ -62,4 +67,30 @@ func BenchmarkSuiteSubprocess(b *testing.B) {
 			b.ReportMetric(float64(b.N*len(set.scs))/b.Elapsed().Seconds(), "scenarios/s")
 		})
 	}
+}
+
+// onlyListed keeps the scenarios whose IDs the file list names, one a
+// line: POLYLOOP_BENCH_IDS compares two commits on the same scenarios
+// (docs/performance.md, "The wire, 2026-12-05"). An ID not in the suite
+// fails the benchmark rather than measure fewer scenarios than named.
+func onlyListed(b *testing.B, scs []*scenarios.Scenario, list string) []*scenarios.Scenario {
+	data, err := os.ReadFile(list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, id := range strings.Fields(string(data)) {
+		want[id] = true
+	}
+	var out []*scenarios.Scenario
+	for _, sc := range scs {
+		if want[sc.ID] {
+			out = append(out, sc)
+			delete(want, sc.ID)
+		}
+	}
+	if len(want) > 0 {
+		b.Fatalf("POLYLOOP_BENCH_IDS: %d IDs not in the suite: %v", len(want), want)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -64,16 +65,52 @@ func typedDecode(top map[string]json.RawMessage, typ string) (*Message, error) {
 		}
 	}
 	if typ == TypeResult {
-		if err := checkTrajectory(top["trajectory"]); err != nil {
-			return nil, err
-		}
-		tr, err := decodeTrajectory(top["trajectory"])
+		tr, err := resultTrajectory(top["trajectory"])
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+			return nil, err
 		}
 		m.Trajectory = tr
 	}
 	return m, nil
+}
+
+// resultChecked decodes a result line in one pass when the line is its
+// own encoding (type, id, trajectory, in that order: as the reference
+// sends it), with the schema's checks done on the struct: the ID's pattern
+// and trajectories.Conforms. ok false sends the line the long way
+// (typedDecode), which decides and words any failure.
+func resultChecked(line []byte) (*Message, bool) {
+	var r struct {
+		Type       string                   `json:"type"`
+		ID         string                   `json:"id"`
+		Trajectory *trajectories.Trajectory `json:"trajectory"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if dec.Decode(&r) != nil || r.Type != TypeResult || r.Trajectory == nil ||
+		!scenarios.IDPattern.MatchString(r.ID) || !trajectories.Conforms(r.Trajectory) ||
+		!trajectories.EncodesAs(&r, line) {
+		return nil, false
+	}
+	return &Message{Type: TypeResult, ID: r.ID, Trajectory: r.Trajectory}, true
+}
+
+// resultTrajectory decodes a result's trajectory once, into its Go type,
+// with the schema's checks done on the struct (trajectories.DecodeChecked);
+// only a trajectory that path does not accept is validated against the
+// schema, which then decides and words what is wrong, and decoded again.
+func resultTrajectory(raw json.RawMessage) (*trajectories.Trajectory, error) {
+	if tr, ok := trajectories.DecodeChecked(raw); ok {
+		return tr, nil
+	}
+	if err := checkTrajectory(raw); err != nil {
+		return nil, err
+	}
+	tr, err := decodeTrajectory(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	return tr, nil
 }
 
 // fieldError is a problem below one key: at is the pointer below it.
@@ -143,7 +180,13 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 // setInteger stores one of the integer keys: call and pid from 1, phase
 // from 0, protocol any.
 func (m *Message) setInteger(key string, raw json.RawMessage) *fieldError {
-	least := map[string]int{"call": 1, "pid": 1, "phase": 0, "protocol": -1 << 31}[key]
+	least := -1 << 31 // protocol
+	switch key {
+	case "call", "pid":
+		least = 1
+	case "phase":
+		least = 0
+	}
 	n, err := integer(raw, least)
 	if err != nil {
 		return err

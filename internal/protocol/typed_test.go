@@ -60,6 +60,10 @@ func TestTypedDecodeAgreesWithTheSchema(t *testing.T) {
 		if _, typed := shapes[doc["type"].(string)]; !typed {
 			continue
 		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, base); err != nil {
+			t.Fatal(err)
+		}
 		variants := [][]byte{base, append(bytes.TrimSuffix(bytes.TrimSpace(base), []byte("}")), []byte(`,"zzz":1}`)...)}
 		// The trajectory, the arguments and the event are judged by their
 		// own schemas below their top.
@@ -73,6 +77,17 @@ func TestTypedDecodeAgreesWithTheSchema(t *testing.T) {
 			}
 			variants = append(variants, line)
 		}
+		// The same, broken in place with the keys in their order, so that
+		// the one-pass decodes (trajectories.DecodeChecked, messagesChecked)
+		// are the paths judged.
+		for _, v := range jsontext.InPlaceMutations(compact.Bytes(), kinds) {
+			var head struct {
+				Type any `json:"type"`
+			}
+			if json.Unmarshal(v, &head) == nil && head.Type == doc["type"] && jsontext.CheckDuplicateKeys(v) == nil {
+				variants = append(variants, v)
+			}
+		}
 		for _, line := range variants {
 			_, typedErr := Decode(line)
 			_, schemaErr := decodeBySchema(line)
@@ -85,7 +100,7 @@ func TestTypedDecodeAgreesWithTheSchema(t *testing.T) {
 			}
 		}
 	}
-	if checked < 500 || invalid == 0 || invalid == checked {
+	if checked < 5000 || invalid == 0 || invalid == checked {
 		t.Fatalf("corpus too small to mean anything: %d messages, %d invalid", checked, invalid)
 	}
 	t.Logf("%d messages, %d invalid, the same verdicts", checked, invalid)

@@ -35,3 +35,15 @@ func compileECMA(pattern string) (ecmaRegexp, error) {
 
 // regexpEngine is compileECMA as the general validator's hook.
 func regexpEngine(pattern string) (jsonschema.Regexp, error) { return compileECMA(pattern) }
+
+// CompilePattern compiles a schema's `pattern` the way both validators
+// read it (ECMA-262, Unicode flag) and returns its match function, for
+// code that checks a decoded Go value against one keyword of a schema
+// without walking a generic document.
+func CompilePattern(pattern string) (func(string) bool, error) {
+	re, err := compileECMA(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return re.MatchString, nil
+}
