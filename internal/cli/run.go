@@ -341,7 +341,10 @@ func runAll(ctx context.Context, suite *engine.Suite, d engine.Driver, scs []*sc
 			if row.Verdict == report.Fail && ctx.Err() != nil {
 				// Stopped by the signal, not judged: neither a pass nor
 				// a failure of the implementation.
+				// What the cancellation broke is no finding: no problem,
+				// no decision cited.
 				row.Verdict, row.Note = report.Interrupted, "interrupted by a signal before it finished"
+				row.Problems, row.Decisions = nil, nil
 			}
 			if row.Verdict == report.Fail || row.Verdict == report.Interrupted || keepTrajectories {
 				if res.Trajectory != nil {

@@ -18,7 +18,9 @@ import (
 const marker = "1000.4242"
 
 func implProcesses(t *testing.T) []string {
-	t.Helper()
+	if t != nil {
+		t.Helper()
+	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var out []string
 	for _, d := range dirs {
