@@ -94,42 +94,6 @@ func hangSleeping() bool {
 
 func hangProcesses() []string { return implProcesses(nil) }
 
-// processesOf lists the processes whose command line contains every one
-// of parts.
-func processesOf(parts ...string) []string {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var out []string
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil {
-			continue
-		}
-		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		all := true
-		for _, p := range parts {
-			all = all && strings.Contains(c, p)
-		}
-		if all {
-			out = append(out, filepath.Base(d)+": "+c)
-		}
-	}
-	return out
-}
-
-// noFailureText fails the test when a text report of a stopped command
-// reads as a failure or does not say it was interrupted.
-func noFailureText(t *testing.T, text string) {
-	t.Helper()
-	for _, bad := range []string{"context canceled", "FAIL", " 1 failed", "DIFFERENCE", "missing:"} {
-		if strings.Contains(text, bad) {
-			t.Errorf("a stopped command reads as a failure (%q):\n%s", bad, text)
-		}
-	}
-	if !strings.Contains(text, "INTERRUPTED") {
-		t.Errorf("no INTERRUPTED mark:\n%s", text)
-	}
-}
-
 // jsonReport is the part of a JSON report the signal tests check.
 type jsonReport struct {
 	Interrupted bool `json:"interrupted"`
