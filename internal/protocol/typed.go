@@ -178,9 +178,10 @@ func (m *Message) setField(typ, key string, raw json.RawMessage) *fieldError {
 }
 
 // setInteger stores one of the integer keys: call and pid from 1, phase
-// from 0, protocol any.
+// from 0, protocol from 1 (a version; 0 would not survive the round trip
+// through omitempty, and no version 0 exists).
 func (m *Message) setInteger(key string, raw json.RawMessage) *fieldError {
-	least := -1 << 31 // protocol
+	least := 1 // call, pid, protocol
 	switch key {
 	case "call", "pid":
 		least = 1
