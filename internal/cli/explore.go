@@ -207,12 +207,12 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 	}
 	states, failed := 0, 0
 	for _, sc := range explored {
-		if sc.Request == nil {
-			rep.Rows = append(rep.Rows, report.SkipRow(sc, "power-loss exploration cuts single-request runs; a phased scenario's journals are explored by kills (explore without --power-loss)"))
-			continue
-		}
 		start := time.Now()
 		r := powerloss.ExploreTraced(ctx, client, sc, powerloss.TracedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Traced: traced})
+		if r.Skipped != "" {
+			rep.Rows = append(rep.Rows, report.SkipRow(sc, r.Skipped))
+			continue
+		}
 		states, failed = states+r.States, failed+len(r.Failures)
 		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))
 	}
