@@ -210,17 +210,19 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 		return c, c.Close, nil
 	}
 	states, failed := 0, 0
-	for _, sc := range explored {
-		if sc.Request == nil {
-			rep.Rows = append(rep.Rows, report.SkipRow(sc, "power-loss exploration cuts single-request runs; a phased scenario's journals are explored by kills (explore without --power-loss)"))
-			continue
-		}
+	for i, sc := range explored {
 		start := time.Now()
 		r := powerloss.ExploreTraced(ctx, client, sc, powerloss.TracedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Traced: traced})
 		if ctx.Err() != nil {
-			// What the signal broke is no finding (see crashpoint.Result.Interrupted).
+			// What the signal broke is no finding (see crashpoint.Result.Interrupted),
+			// and the scenarios after it never started.
 			rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Interrupted: true}, time.Since(start)))
+			rep.NotRun += len(explored) - i - 1
 			break
+		}
+		if r.Skipped != "" {
+			rep.Rows = append(rep.Rows, report.SkipRow(sc, r.Skipped))
+			continue
 		}
 		states, failed = states+r.States, failed+len(r.Failures)
 		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))

@@ -122,3 +122,18 @@ func samePhase(name string, want, have *trajectories.Trajectory, byTool map[stri
 	}
 	return fails
 }
+
+// JudgeResume judges the resume of sc killed at p, over the fakes of both
+// processes (snap): a single request by Judge, a phased scenario by the
+// rules of judgePhased. Power-loss exploration judges its cuts with it.
+func JudgeResume(sc *scenarios.Scenario, base *Baseline, p protocol.Point, got *trajectories.Trajectory, snap fakes.Record, c *Counts) []string {
+	if sc.Request == nil {
+		return judgePhased(sc, base, p, got, snap, c)
+	}
+	doc, err := trajectories.ToGeneric(got)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	byTool, byStep := Tally(snap)
+	return Judge(sc, base, p, got, doc, byTool, byStep, c)
+}

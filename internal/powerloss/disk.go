@@ -51,6 +51,9 @@ type file struct {
 	data         []byte // what the process sees
 	durable      []byte // what a power cut keeps
 	entryDurable bool   // the directory entry survives a power cut
+	// replaced is the file a rename put this one over, while the rename
+	// is not durable: a power cut keeps that name on either file.
+	replaced *file
 }
 
 // Ops is the number of disk-changing operations performed so far.
@@ -152,9 +155,38 @@ func (d *Disk) SyncDir(dir string) error {
 	}
 	for p, f := range d.files {
 		if filepath.Dir(p) == filepath.Clean(dir) {
-			f.entryDurable = true
+			f.entryDurable, f.replaced = true, nil
 		}
 	}
+	return nil
+}
+
+// Rename moves the file at from to to, over any file there. Like every
+// new directory entry, the rename is durable only once its directory is
+// synced: until then a power cut leaves at to either the file renamed
+// (rename is atomic) or what was durably there before, or nothing.
+// The old name is taken as gone (a leftover temporary file is not the
+// journal).
+func (d *Disk) Rename(from, to string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if err := d.op(); err != nil {
+		return err
+	}
+	f := d.files[from]
+	if f == nil {
+		return nil // not a file the trace followed
+	}
+	delete(d.files, from)
+	moved := &file{data: f.data, durable: f.durable}
+	if old := d.files[to]; old != nil {
+		moved.replaced = old
+		if old.replaced != nil && !old.entryDurable {
+			moved.replaced = old.replaced
+		}
+	}
+	d.files[to] = moved
 	return nil
 }
 
@@ -163,6 +195,9 @@ type handle struct {
 	path   string
 	off    int64
 	append bool
+	// durable: opened with O_SYNC or O_DSYNC, every write durable when
+	// it returns (traced journals; replay syncs after each write).
+	durable bool
 }
 
 func (h *handle) Write(p []byte) (int, error) {
@@ -273,7 +308,11 @@ type fileState struct {
 func fileStates(name string, f *file, inside bool) []fileState {
 	var out []fileState
 	if !f.entryDurable {
-		out = append(out, fileState{note: name + ": directory entry lost (directory not synced)"})
+		if old := f.replaced; old != nil && old.entryDurable {
+			out = append(out, fileState{present: true, data: slices.Clone(old.durable), note: name + ": rename lost (directory not synced), the file it replaced kept"})
+		} else {
+			out = append(out, fileState{note: name + ": directory entry lost (directory not synced)"})
+		}
 	}
 	if !bytesHasPrefix(f.data, f.durable) {
 		// Truncated since the last sync: either side may be what stays.

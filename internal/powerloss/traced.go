@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,9 @@ type TracedResult struct {
 	States   int // distinct disk states resumed from
 	Failures []string
 	Baseline error
+	// Skipped, when set, is why no state was judged: the journal was
+	// reached by a call the model cannot follow (one sentence).
+	Skipped string
 }
 
 // ExploreTraced explores the power cuts of sc on any implementation: one
@@ -67,6 +72,11 @@ func ExploreTraced(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scena
 		return res
 	}
 	cuts, err := replay(ops, filepath.Join(root, "run"), base.Points)
+	var skip *unmodelled
+	if errors.As(err, &skip) {
+		res.Skipped = skip.Error()
+		return res
+	}
 	if err != nil {
 		res.Baseline = err
 		return res
@@ -137,8 +147,17 @@ type cut struct {
 	lost  []string          // records reported written (after point) that the state lacks
 }
 
+// unmodelled is a call on the journal that the disk model cannot follow:
+// the scenario is skipped with its sentence, never failed.
+type unmodelled struct{ op systrace.Op }
+
+func (u *unmodelled) Error() string {
+	return fmt.Sprintf("power-loss: %s on the journal is not modelled, %s (%s); the scenario's journal is explored by kills (explore without --power-loss)", u.op.Name, u.op.Why, filepath.Base(u.op.Path))
+}
+
 // record is one journal write as the trace shows it: the file it went to
-// and the file's length before and after it.
+// (as named when its after point was reported) and the file's length
+// before and after it.
 type record struct {
 	p          protocol.Point
 	path       string
@@ -152,10 +171,16 @@ func replay(ops []systrace.Op, dir string, points []protocol.Point) ([]cut, erro
 	if err != nil {
 		return nil, err
 	}
+	for _, op := range ops {
+		if op.Kind == systrace.Unmodelled && (op.Path == "" || under(op.Path, dir)) {
+			return nil, &unmodelled{op}
+		}
+	}
 	d := &Disk{TearInside: true}
 	h := map[string]*handle{}
 	var current *record // the record being written, between its points
 	var last *protocol.Point
+	started := map[int]bool{} // phases whose first record began
 	seen := map[string]bool{}
 	var cuts []cut
 	ri := 0
@@ -164,9 +189,13 @@ func replay(ops []systrace.Op, dir string, points []protocol.Point) ([]cut, erro
 			for _, p := range markers(op.Data) {
 				if p.When == "before" && ri < len(recs) {
 					current = &recs[ri]
+					started[p.Phase] = true
 				} else if p.When == "after" {
 					current, last = nil, &p
-					ri++
+					ri++ // the records before ri were reported written
+					// The power can go off the moment the record is
+					// reported written, before any other call.
+					cuts = appendCuts(cuts, seen, d, dir, "the after point of record "+strconv.Itoa(p.Seq), current, last, recs[:ri])
 				}
 			}
 			continue
@@ -174,27 +203,44 @@ func replay(ops []systrace.Op, dir string, points []protocol.Point) ([]cut, erro
 		if !under(op.Path, dir) && op.Kind != systrace.SyncAll {
 			continue
 		}
-		if err := apply(d, h, op); err != nil {
-			return nil, err
+		steps := []systrace.Op{op}
+		if op.Kind == systrace.Write && (op.Durable || (h[op.Path] != nil && h[op.Path].durable)) {
+			// O_SYNC, O_DSYNC, RWF_SYNC or RWF_DSYNC: durable when the
+			// call returns; a cut during it may tear it like any write.
+			steps = append(steps, systrace.Op{Kind: systrace.Sync, Path: op.Path})
 		}
-		if last == nil && current == nil {
-			continue // before the first record: nothing to resume
-		}
-		for _, s := range d.States() {
-			c := classify(s, dir, current, last, recs)
-			key := c.at.String() + " " + digest(c.files)
-			if seen[key] {
+		for _, step := range steps {
+			if err := apply(d, h, step); err != nil {
+				return nil, err
+			}
+			if (last == nil && current == nil) || !started[phaseDir(op.Path, dir)] {
+				// Before the first record (of the run, or of the phase
+				// whose journal this is): nothing of it to resume. Like
+				// a kill before that phase, which begins it anew.
 				continue
 			}
-			seen[key] = true
-			c.where = fmt.Sprintf("power cut after %s of %s", op.Kind, filepath.Base(op.Path))
-			if s.Note != "" {
-				c.where += " (" + s.Note + ")"
-			}
-			cuts = append(cuts, c)
+			cuts = appendCuts(cuts, seen, d, dir, op.Kind+" of "+filepath.Base(op.Path), current, last, recs[:ri])
 		}
 	}
 	return cuts, nil
+}
+
+// appendCuts adds the states a power cut after moment leaves, each once.
+func appendCuts(cuts []cut, seen map[string]bool, d *Disk, dir string, moment string, current *record, last *protocol.Point, done []record) []cut {
+	for _, s := range d.States() {
+		c := classify(s, dir, current, last, done)
+		key := c.at.String() + " " + strconv.Itoa(c.at.Phase) + " " + digest(c.files)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		c.where = "power cut after " + moment
+		if s.Note != "" {
+			c.where += " (" + s.Note + ")"
+		}
+		cuts = append(cuts, c)
+	}
+	return cuts
 }
 
 // apply is the one conversion of a traced system call to an operation of
@@ -211,7 +257,7 @@ func apply(d *Disk, h map[string]*handle, op systrace.Op) error {
 				return err
 			}
 		}
-		h[op.Path] = &handle{d: d, path: op.Path, append: op.Append}
+		h[op.Path] = &handle{d: d, path: op.Path, append: op.Append, durable: op.Durable}
 		if op.Trunc {
 			return h[op.Path].Truncate(0)
 		}
@@ -235,17 +281,22 @@ func apply(d *Disk, h map[string]*handle, op systrace.Op) error {
 			(&handle{d: d, path: p}).Sync()
 			d.SyncDir(filepath.Dir(p))
 		}
+	case systrace.NotDurable:
+		// sync_file_range: by rule, nothing becomes durable (it waits
+		// for no metadata and flushes no device cache).
 	case systrace.Truncate:
 		return (&handle{d: d, path: op.Path}).Truncate(op.Size)
-	case systrace.Rename, systrace.Unlink:
+	case systrace.Rename:
+		if hd := h[op.Path]; hd != nil {
+			// An open descriptor follows its file to the new name.
+			delete(h, op.Path)
+			hd.path, h[op.To] = op.To, hd
+		}
+		return d.Rename(op.Path, op.To)
+	case systrace.Unlink:
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		f := d.files[op.Path]
 		delete(d.files, op.Path)
-		if op.Kind == systrace.Rename && f != nil {
-			// The new name is as durable as its directory's next sync.
-			d.files[op.To] = &file{data: f.data, durable: f.durable}
-		}
 	}
 	return nil
 }
@@ -280,6 +331,18 @@ func records(ops []systrace.Op, dir string) ([]record, error) {
 				end = max(size[op.Path], int(op.Offset)+len(op.Data))
 			}
 			size[op.Path] = end
+		case op.Kind == systrace.Rename:
+			// A record lives where its file is renamed to.
+			size[op.To] = size[op.Path]
+			delete(size, op.Path)
+			for i := range recs {
+				if recs[i].path == op.Path {
+					recs[i].path = op.To
+				}
+			}
+			if cur != nil && cur.path == op.Path {
+				cur.path = op.To
+			}
 		case op.Kind == systrace.Truncate:
 			size[op.Path] = int(op.Size)
 		case op.Kind == systrace.Open && op.Trunc:
@@ -295,7 +358,7 @@ func records(ops []systrace.Op, dir string) ([]record, error) {
 // classify names the kill point a state amounts to and the records it
 // lost: during a record's write, the point before it unless the state
 // keeps it whole; between records, the point after the last one.
-func classify(s State, dir string, current *record, last *protocol.Point, recs []record) cut {
+func classify(s State, dir string, current *record, last *protocol.Point, done []record) cut {
 	c := cut{files: map[string][]byte{}}
 	for p, data := range s.Files {
 		rel, _ := filepath.Rel(dir, p)
@@ -313,11 +376,9 @@ func classify(s State, dir string, current *record, last *protocol.Point, recs [
 	default:
 		c.at = *last
 	}
-	for _, r := range recs {
-		if r.p.Seq < c.at.Seq || (r.p.Seq == c.at.Seq && c.at.When == "after") {
-			if !kept(r) {
-				c.lost = append(c.lost, fmt.Sprintf("record %d (%s)", r.p.Seq, trajectories.CrashPointName("", r.p.Record, r.p.Step)[1:]))
-			}
+	for _, r := range done {
+		if !kept(r) {
+			c.lost = append(c.lost, fmt.Sprintf("%srecord %d (%s)", phaseOf(r.p), r.p.Seq, trajectories.CrashPointName("", r.p.Record, r.p.Step)[1:]))
 		}
 	}
 	return c
@@ -329,7 +390,12 @@ func judgeCut(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenario, 
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	crash := &scenarios.CrashSpec{When: c.at.When, Record: c.at.Record, Step: c.at.Step}
 	name := trajectories.CrashPointName(c.at.When, c.at.Record, c.at.Step)
+	if sc.Request == nil {
+		crash.Phase = sc.Phases[c.at.Phase].Name
+		name = crash.Phase + ":" + name
+	}
 	prefix := c.where + ", like a kill at " + name
 	if n := len(c.lost); n > 0 {
 		lost := c.lost[0]
@@ -338,19 +404,14 @@ func judgeCut(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenario, 
 		}
 		prefix += "; the cut lost " + lost + " reported written (its after point) but not durable: 0002.D1 syncs each record, and a new journal file's directory, before the run goes on"
 	}
-	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: &scenarios.CrashSpec{When: c.at.When, Record: c.at.Record, Step: c.at.Step},
+	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: crash,
 		Handover: func(_, next string) error { return write(next, c.files) }})
 	if err != nil {
 		return []string{prefix + ": resume lost the run: " + err.Error() + " (0002.D3)"}
 	}
-	byTool, byStep := crashpoint.Tally(env.Snapshot())
-	doc, err := trajectories.ToGeneric(got)
-	if err != nil {
-		return []string{prefix + ": " + err.Error()}
-	}
 	var counts crashpoint.Counts
 	var out []string
-	for _, f := range crashpoint.Judge(sc, base, c.at, got, doc, byTool, byStep, &counts) {
+	for _, f := range crashpoint.JudgeResume(sc, base, c.at, got, env.Snapshot(), &counts) {
 		out = append(out, prefix+": "+f)
 	}
 	if len(out) == 0 && len(c.lost) > 0 {
@@ -385,12 +446,36 @@ func markers(data []byte) []protocol.Point {
 		}
 		var m struct {
 			Point *protocol.Point `json:"point"`
+			Phase int             `json:"phase"`
 		}
 		if json.Unmarshal(line, &m) == nil && m.Point != nil {
+			m.Point.Phase = m.Phase
 			out = append(out, *m.Point)
 		}
 	}
 	return out
+}
+
+// phaseDir is the phase whose journal path is: the index that names its
+// directory under dir in a phased run (dir/1, dir/1/journal.jsonl), else 0.
+func phaseDir(path, dir string) int {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(rel, "/")
+	if n, err := strconv.Atoi(first); err == nil && n > 0 {
+		return n // the phase's directory itself, or a file in it
+	}
+	return 0
+}
+
+// phaseOf names a record's phase journal in a phased run ("1/"), or "".
+func phaseOf(p protocol.Point) string {
+	if p.Phase == 0 {
+		return ""
+	}
+	return strconv.Itoa(p.Phase) + "/"
 }
 
 func under(path, dir string) bool {

@@ -17,9 +17,13 @@ import (
 	"strings"
 )
 
-// Calls are the system calls traced: the ones that change a file or its
-// directory entry, make either durable, or write to stdout.
-const Calls = "trace=openat,open,creat,write,pwrite64,writev,fsync,fdatasync,sync,syncfs,ftruncate,truncate,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat"
+// Calls are the system calls traced: every way bytes reach a file (write,
+// pwrite64, writev, pwritev, pwritev2; sendfile, copy_file_range and
+// splice, whose bytes strace cannot show; a shared writable mmap, whose
+// stores it cannot see), the ones that change a file's size or its
+// directory entry, the ones that make either durable (and
+// sync_file_range, which does not), and writes to stdout.
+const Calls = "trace=openat,open,creat,write,pwrite64,writev,pwritev,pwritev2,sendfile,sendfile64,copy_file_range,splice,mmap,fsync,fdatasync,sync_file_range,sync,syncfs,ftruncate,truncate,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat"
 
 // Available says, in one sentence, why tracing cannot run here, or nil.
 func Available() error {
@@ -55,6 +59,13 @@ const (
 	Rename   = "rename"   // Path renamed to To
 	Unlink   = "unlink"   // Path removed
 	Stdout   = "stdout"   // Data written to file descriptor 1
+	// NotDurable is sync_file_range: it starts writeback of a range but
+	// waits for no metadata and flushes no device cache, so by rule it
+	// makes nothing durable (sync_file_range(2): "extremely dangerous").
+	NotDurable = "not_durable"
+	// Unmodelled is a call that reaches Path in a way the trace cannot
+	// follow: Name is the call, Why says what is missing.
+	Unmodelled = "unmodelled"
 )
 
 // Op is one traced system call that succeeded.
@@ -69,14 +80,21 @@ type Op struct {
 	Create bool
 	Trunc  bool
 	Append bool
+	// Durable is set on an Open with O_SYNC or O_DSYNC (every write
+	// through it is durable when it returns) and on a Write made with
+	// RWF_SYNC or RWF_DSYNC.
+	Durable bool
+	// Name and Why describe an Unmodelled call.
+	Name, Why string
 }
 
 // Parse reads strace -f -y -x output. Calls that failed are dropped; a
 // call split by another thread's (<unfinished ...>, <... resumed>) is
 // joined. A line to stdout counts where it started, so a journal point is
 // after only the calls that returned before it was written; every other
-// call counts where it returned. A line it cannot read is an error naming
-// its number, but for the last one, which strace may not have finished.
+// call counts where it returned. A call line it cannot read is an
+// Unmodelled op naming its number, but for the last one, which strace may
+// not have finished; a resumed call without its start is an error.
 func Parse(r io.Reader) ([]Op, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 80<<20)
@@ -87,11 +105,18 @@ func Parse(r io.Reader) ([]Op, error) {
 	pending := map[int]split{}
 	var ops []Op
 	var bad error // the last unreadable line, an error once another follows
+	// unread is the last call line that could not be read: a call the
+	// exploration cannot follow once another line follows it, dropped if
+	// it is the last (strace may not have finished it).
+	var unread *Op
 	n := 0
 	for sc.Scan() {
 		n++
 		if bad != nil {
 			return nil, bad
+		}
+		if unread != nil {
+			ops, unread = append(ops, *unread), nil
 		}
 		line := sc.Text()
 		sp := strings.IndexByte(line, ' ')
@@ -128,7 +153,10 @@ func Parse(r io.Reader) ([]Op, error) {
 		}
 		op, ok, err := parseCall(rest)
 		if err != nil {
-			bad = fmt.Errorf("strace output line %d: %w", n, err)
+			// A call it cannot read is one it cannot follow: the
+			// exploration says so rather than failing the kernel.
+			name, _, _ := strings.Cut(rest, "(")
+			unread = &Op{Pid: pid, Kind: Unmodelled, Name: name, Why: fmt.Sprintf("strace output line %d could not be read (%v)", n, err)}
 			continue
 		}
 		if !ok {
@@ -186,7 +214,8 @@ func parseCall(s string) (Op, bool, error) {
 			return Op{}, false, a.err
 		}
 		_, path := parseFD(ret)
-		return Op{Kind: Open, Path: path, Create: strings.Contains(flags, "O_CREAT"), Trunc: strings.Contains(flags, "O_TRUNC"), Append: strings.Contains(flags, "O_APPEND")}, a.err == nil, a.err
+		return Op{Kind: Open, Path: path, Create: strings.Contains(flags, "O_CREAT"), Trunc: strings.Contains(flags, "O_TRUNC"), Append: strings.Contains(flags, "O_APPEND"),
+			Durable: strings.Contains(flags, "O_SYNC") || strings.Contains(flags, "O_DSYNC")}, a.err == nil, a.err
 	case "write", "pwrite64":
 		fd, path := a.fd()
 		data := a.str()
@@ -202,8 +231,52 @@ func parseCall(s string) (Op, bool, error) {
 			op.Kind, op.Path = Stdout, ""
 		}
 		return op, a.err == nil, a.err
-	case "writev":
-		return Op{}, false, fmt.Errorf("writev is not followed yet: %.80s", s)
+	case "writev", "pwritev", "pwritev2":
+		fd, path := a.fd()
+		data := a.iovec()
+		op := Op{Kind: Write, Path: path, Data: data, Offset: -1}
+		if name != "writev" {
+			a.word() // iovcnt
+			op.Offset, _ = strconv.ParseInt(a.word(), 10, 64)
+		}
+		if name == "pwritev2" {
+			flags := a.word()
+			op.Durable = strings.Contains(flags, "RWF_SYNC") || strings.Contains(flags, "RWF_DSYNC")
+			if strings.Contains(flags, "RWF_APPEND") || op.Offset == -1 {
+				op.Offset = -1
+			}
+		}
+		if n, err := strconv.Atoi(strings.Fields(ret)[0]); err == nil && n < len(op.Data) {
+			op.Data = op.Data[:n]
+		}
+		if fd == 1 {
+			op.Kind, op.Path = Stdout, ""
+		}
+		return op, a.err == nil, a.err
+	case "sendfile", "sendfile64", "copy_file_range", "splice":
+		// The bytes moved come from another file, a pipe or a memfd;
+		// strace prints how many, never which.
+		var path string
+		if name == "sendfile" || name == "sendfile64" {
+			_, path = a.fd()
+		} else {
+			a.fd()
+			a.word()
+			_, path = a.fd()
+		}
+		return Op{Kind: Unmodelled, Name: name, Path: path, Why: "strace shows how many bytes it moved into the file, not which"}, a.err == nil, a.err
+	case "mmap":
+		a.word()
+		a.word()
+		prot, flags := a.word(), a.word()
+		_, path := a.fd()
+		if !strings.Contains(flags, "MAP_SHARED") || !strings.Contains(prot, "PROT_WRITE") || path == "" {
+			return Op{}, false, nil
+		}
+		return Op{Kind: Unmodelled, Name: "mmap(MAP_SHARED)", Path: path, Why: "stores into a shared mapping reach the file without a system call, so the trace cannot show them (nor what msync made durable)"}, a.err == nil, a.err
+	case "sync_file_range":
+		_, path := a.fd()
+		return Op{Kind: NotDurable, Path: path}, a.err == nil, a.err
 	case "fsync", "fdatasync":
 		_, path := a.fd()
 		return Op{Kind: Sync, Path: path}, a.err == nil, a.err
@@ -301,6 +374,38 @@ func (a *argReader) word() string {
 	w := a.s[:i]
 	a.s = a.s[i:]
 	return w
+}
+
+// iovec reads an array of iovecs, [{iov_base="..", iov_len=2}, ...], as
+// the bytes they hold end to end.
+func (a *argReader) iovec() []byte {
+	a.skip()
+	if !strings.HasPrefix(a.s, "[") {
+		a.fail("an iovec array")
+		return nil
+	}
+	a.s = a.s[1:]
+	var out []byte
+	for a.err == nil {
+		a.s = strings.TrimLeft(a.s, " ,")
+		if strings.HasPrefix(a.s, "]") {
+			a.s = a.s[1:]
+			return out
+		}
+		if !strings.HasPrefix(a.s, "{iov_base=") {
+			a.fail("an iovec")
+			return nil
+		}
+		a.s = a.s[len("{iov_base="):]
+		out = append(out, a.str()...)
+		end := strings.IndexByte(a.s, '}')
+		if end < 0 {
+			a.fail("the end of an iovec")
+			return nil
+		}
+		a.s = a.s[end+1:]
+	}
+	return nil
 }
 
 // str reads a quoted string as strace -x prints it.
