@@ -97,7 +97,7 @@ func TestReplay_calls(t *testing.T) {
 		{name: "ftruncate of a torn tail, fsync", trace: []string{"@before 1 run_started", openNew, write1, `write(3</j/run/journal.jsonl>, "0000 tw", 7) = 7`, fsyncJ, dirSync, `ftruncate(3</j/run/journal.jsonl>, 9) = 0`, fsyncJ, "@after 1 run_started"}},
 		{name: "a later phase never synced", trace: []string{"@before 1 run_started 0", openNew, write1, fsyncJ, dirSync, "@after 1 run_started 0",
 			"@before 1 run_started 1", `openat(AT_FDCWD</j>, "/j/run/1/journal.jsonl", O_WRONLY|O_CREAT|O_APPEND, 0666) = 6</j/run/1/journal.jsonl>`,
-			`write(6</j/run/1/journal.jsonl>, ` + rec1, "@after 1 run_started 1"}, lost: "1/record 1 (run_started)"},
+			`write(6</j/run/1/journal.jsonl>, ` + rec1, "@after 1 run_started 1"}, lost: "phase 1 record 1 (run_started)"},
 		{name: "sendfile into the journal", trace: []string{"@before 1 run_started", openNew, `sendfile(3</j/run/journal.jsonl>, 5</memfd:rec (deleted)>, NULL, 9) = 9`, fsyncJ, dirSync, "@after 1 run_started"},
 			skip: "power-loss: sendfile on the journal is not modelled, strace shows how many bytes it moved"},
 		{name: "sendfile from the journal elsewhere", trace: []string{"@before 1 run_started", openNew, write1, fsyncJ, dirSync, `sendfile(1<pipe:[9]>, 3</j/run/journal.jsonl>, [0] => [9], 9) = 9`, "@after 1 run_started"}},

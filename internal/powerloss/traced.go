@@ -470,12 +470,12 @@ func phaseDir(path, dir string) int {
 	return 0
 }
 
-// phaseOf names a record's phase journal in a phased run ("1/"), or "".
+// phaseOf names a record's phase journal in a phased run ("phase 1 "), or "".
 func phaseOf(p protocol.Point) string {
 	if p.Phase == 0 {
 		return ""
 	}
-	return strconv.Itoa(p.Phase) + "/"
+	return "phase " + strconv.Itoa(p.Phase) + " "
 }
 
 func under(path, dir string) bool {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -22,12 +24,21 @@ type Exploration struct {
 
 // ExploreRow is the verdict of one scenario's exploration: a failure of
 // the uninterrupted run, or one problem per failing point, each citing the
-// resume decisions and the scenario's own.
+// resume decisions (and 0002.D1, durability, for a power cut) and the
+// scenario's own, each once.
 func ExploreRow(sc *scenarios.Scenario, e Exploration, took time.Duration) Row {
 	if e.Interrupted {
 		return Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Verdict: Interrupted, Duration: took, CrashPoints: e.Explored, Note: "stopped by a signal"}
 	}
-	decs := append([]string{"0002.D3", "0002.D4"}, sc.Decisions...)
+	decs := []string{"0002.D3", "0002.D4"}
+	if e.Source == "power-loss" {
+		decs = []string{"0002.D1", "0002.D3", "0002.D4"} // a record reported written is durable
+	}
+	for _, d := range sc.Decisions {
+		if !slices.Contains(decs, d) {
+			decs = append(decs, d)
+		}
+	}
 	row := Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: e.Explored}
 	if e.Baseline != nil {
 		row.Verdict = Fail
@@ -35,6 +46,9 @@ func ExploreRow(sc *scenarios.Scenario, e Exploration, took time.Duration) Row {
 		return row
 	}
 	row.Verdict, row.Note = Pass, CrashPointsNote(e.Explored)
+	if e.Source == "power-loss" {
+		row.Note = fmt.Sprintf("%d disk states", e.Explored)
+	}
 	for _, f := range e.Failures {
 		row.Problems = append(row.Problems, Problem{Source: e.Source, Message: f, Decisions: decs})
 	}
