@@ -241,3 +241,47 @@ func TestSignalSelfcheckIsNoFailure(t *testing.T) {
 		t.Errorf("summary:\n%s", got.stdout)
 	}
 }
+
+// TestSignalVerifyIsNoFailure: SIGINT while verify blocks reading a
+// trajectory (a FIFO nobody writes) exits 130; the file read before
+// passes, the blocked one is interrupted, and no scenario whose file was
+// never read is called missing.
+func TestSignalVerifyIsNoFailure(t *testing.T) {
+	dir := t.TempDir()
+	golden, err := os.ReadFile("../../trajectories/outcome.normal-return.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "outcome.normal-return.json"), golden, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "resume.safe-replayed.json") // sorted after the other
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	// A writer's non-blocking open succeeds once verify has opened the
+	// FIFO to read it; held open without a byte, it keeps verify reading.
+	writer := -1
+	defer func() {
+		if writer >= 0 {
+			syscall.Close(writer)
+		}
+	}()
+	reading := func() bool {
+		if writer < 0 {
+			writer, _ = syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0)
+		}
+		return writer >= 0
+	}
+	got := interruptMidRun(t, syscall.SIGINT, reading, func() []string { return nil }, "verify", dir)
+	for _, bad := range []string{"FAIL", "missing"} {
+		if strings.Contains(got.stdout, bad) {
+			t.Errorf("a stopped verify reads as a failure (%q):\n%s", bad, got.stdout)
+		}
+	}
+	for _, want := range []string{"ok   " + dir + "/outcome.normal-return.json", "INTERRUPTED " + fifo, "INTERRUPTED: stopped by a signal", "1 passed, 0 failed, 1 interrupted, 0 not run"} {
+		if !strings.Contains(got.stdout, want) {
+			t.Errorf("no %q in:\n%s\n%s", want, got.stdout, got.stderr)
+		}
+	}
+}
