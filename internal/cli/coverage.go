@@ -77,6 +77,11 @@ func coverageCmd(ctx context.Context, args []string, s stdio) int {
 		if m, err = killmatrix.Build(ctx, all, 2, k.failures); err != nil {
 			return setupError(s, err)
 		}
+		if ctx.Err() != nil {
+			// Deviations a signal stopped are neither caught nor missed.
+			fmt.Fprintln(s.err, "coverage: stopped by a signal before every deviation ran; no matrix written")
+			return ExitFail
+		}
 	}
 	ds := make([]decisions.Deviation, len(all))
 	for i, d := range all {

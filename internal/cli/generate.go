@@ -86,6 +86,10 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	rep.Seed = *seed
 	rep.Rows = generateRows(sum, *seed, *out, elapsed, o.Replay)
 	rep.Interrupted = ctx.Err() != nil
+	if rep.Interrupted && *count > 0 {
+		// The cases never drawn; with --seconds alone there is no count.
+		rep.NotRun = max(0, *count-sum.Cases-min(sum.Interrupted, 1))
+	}
 	summary := fmt.Sprintf("seed %d: %d cases (%.0f/s), %d discarded, %d skipped, %d differences, %d shrink steps\n",
 		*seed, sum.Cases, float64(sum.Cases)/max(elapsed.Seconds(), 1e-9), sum.Discarded, sum.Skipped, len(sum.Found), sum.Shrinks)
 	if err := report.emit(s, rep, summary); err != nil {
@@ -102,14 +106,18 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 
 // generateRows are generate's verdicts as report rows, the same as run's:
 // one failing row per difference (its problems, its decisions, its seed,
-// where it was saved, and replay, the command that draws it again), and
-// one passing row for the cases that agreed with the reference, so a
-// report of a clean run shows what it compared.
+// where it was saved, and replay, the command that draws it again), an
+// interrupted row for the case a signal stopped, and one passing row for
+// the cases that agreed with the reference, so a report of a clean run
+// shows what it compared.
 func generateRows(sum generate.Summary, seed uint64, dir string, took time.Duration, replay string) []report.Row {
 	var rows []report.Row
 	for _, f := range sum.Found {
 		how := "shrunk to"
-		if !f.Shrunk {
+		switch {
+		case f.ShrinkStopped:
+			how = "shrinking stopped by a signal at"
+		case !f.Shrunk:
 			how = "not shrunk,"
 		}
 		note := fmt.Sprintf("DIFFERENCE case %d of seed %d, %s %d step(s) and %d tool(s)", f.Case, seed, how, f.Steps, f.Tools)
@@ -119,6 +127,12 @@ func generateRows(sum generate.Summary, seed uint64, dir string, took time.Durat
 		note += "; replay: " + replay
 		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
 			Problems: f.Details, Note: note, ScenarioYAML: string(f.YAML)})
+	}
+	if sum.Interrupted > 0 {
+		// What the signal stopped is no finding: no problem, no decision
+		// cited, nothing saved (issue 43).
+		rows = append(rows, report.Row{Scenario: fmt.Sprintf("generated.s%d-c%d", seed, sum.Interrupted), Verdict: report.Interrupted,
+			Note: fmt.Sprintf("case %d of seed %d: stopped by a signal before it was compared; replay: %s", sum.Interrupted, seed, replay)})
 	}
 	if agreed := sum.Cases - len(sum.Found); agreed > 0 {
 		rows = append(rows, report.Row{Scenario: fmt.Sprintf("generated.s%d", seed), Verdict: report.Pass, Evidence: report.Observed, Duration: took,

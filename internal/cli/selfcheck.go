@@ -67,13 +67,15 @@ func selfcheckCmd(ctx context.Context, args []string, s stdio) int {
 		return setupError(s, fmt.Errorf("--mutant %q matches no deviation (in this shard)", *glob))
 	}
 	k := killer{scs: scs, goldens: goldens, impl: *impl, timeout: *timeout, logs: s.err}
-	if clean, err := k.failures(ctx, nil); err != nil {
+	// A signal during the clean run leaves every deviation not run: Build
+	// marks them so, and the report says INTERRUPTED.
+	if clean, err := k.failures(ctx, nil); err != nil && ctx.Err() == nil {
 		return setupError(s, err)
 	} else if len(clean) > 0 {
 		return setupError(s, fmt.Errorf("the reference fails %d scenarios without any deviation (first: %s); fix that first", len(clean), clean[0].ID))
 	}
 	m, err := killmatrix.Build(ctx, devs, *parallel, k.failures)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return setupError(s, err)
 	}
 	everything := *glob == "*" && sh.N <= 1
@@ -114,7 +116,9 @@ type killer struct {
 }
 
 // failures returns the scenarios that fail against the reference with the
-// deviations in set turned on.
+// deviations in set turned on; when ctx is cancelled (a signal) it returns
+// ctx's error instead, since a run cut short fails scenarios that say
+// nothing about the deviation.
 func (k killer) failures(ctx context.Context, set deviation.Set) ([]*scenarios.Scenario, error) {
 	suite := &engine.Suite{Scenarios: k.scs, Goldens: k.goldens, Timeout: k.timeout}
 	var d engine.Driver = refdriver.Driver{Schemas: &tools.SchemaCache{}, Deviations: set}
@@ -136,6 +140,9 @@ func (k killer) failures(ctx context.Context, set deviation.Set) ([]*scenarios.S
 	for _, sc := range k.scs {
 		if res := suite.Run(ctx, d, sc); res.Skipped == "" && !res.Passed() {
 			failed = append(failed, sc)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 	}
 	return failed, nil

@@ -32,9 +32,16 @@ type verifier struct {
 
 	seen           map[string]string // scenario ID → the file holding it
 	passed, failed int
+	// interrupted counts the files a signal stopped while they were read
+	// (a FIFO, a hung network file system): neither passed nor failed.
+	interrupted int
 }
 
-func verifyCmd(_ context.Context, args []string, s stdio) int {
+// verifyCmd verifies recorded trajectory files. A signal stops it between
+// files or while one is read: the file being read is interrupted, the
+// rest not run, no selected scenario is called missing, and the summary
+// says INTERRUPTED (exit 130 or 143 through Exec).
+func verifyCmd(ctx context.Context, args []string, s stdio) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(s.err)
 	var src sources
@@ -64,10 +71,20 @@ func verifyCmd(_ context.Context, args []string, s stdio) int {
 	if err != nil {
 		return setupError(s, err)
 	}
-	for _, f := range files {
-		if err := v.file(f); err != nil {
+	notRun := 0
+	for i, f := range files {
+		if ctx.Err() != nil {
+			notRun = len(files) - i
+			break
+		}
+		if err := v.file(ctx, f); err != nil {
 			return setupError(s, err)
 		}
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(s.out, "\nINTERRUPTED: stopped by a signal; %d files were not verified\n", notRun)
+		fmt.Fprintf(s.out, "%d passed, %d failed, %d interrupted, %d not run (stopped by a signal)\n", v.passed, v.failed, v.interrupted, notRun)
+		return ExitFail // Exec turns it into 130 or 143
 	}
 	for _, sc := range selected {
 		if v.seen[sc.ID] == "" {
@@ -129,8 +146,13 @@ func (v *verifier) fail(format string, args ...any) {
 
 // file verifies one trajectory file; an error is the run's (exit 2), a
 // verdict is printed and counted.
-func (v *verifier) file(f string) error {
-	got, err := loadTrajectory(f)
+func (v *verifier) file(ctx context.Context, f string) error {
+	got, err := readTrajectory(ctx, f)
+	if ctx.Err() != nil {
+		v.interrupted++
+		fmt.Fprintf(v.s.out, "INTERRUPTED %s: stopped by a signal before it was read\n", f)
+		return nil
+	}
 	if err != nil {
 		v.fail("%s\n  %s", f, strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return nil
@@ -216,4 +238,25 @@ func (v *verifier) expected(name string, got any) []string {
 		broken = append(broken, "expect: "+e.String()+" ("+strings.Join(sc.Decisions, ", ")+")")
 	}
 	return broken
+}
+
+// readTrajectory is loadTrajectory unless ctx ends first: a read can block
+// (a FIFO, a hung network file system) where no signal reaches it. The
+// abandoned read ends with the process.
+func readTrajectory(ctx context.Context, f string) (any, error) {
+	type loaded struct {
+		doc any
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		doc, err := loadTrajectory(f)
+		done <- loaded{doc, err}
+	}()
+	select {
+	case l := <-done:
+		return l.doc, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

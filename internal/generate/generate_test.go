@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // batch is n generated cases under POLYLOOP_LONG=1, which .ci/run sets
@@ -211,4 +213,42 @@ func TestDrawsEveryClass(t *testing.T) {
 		}
 	}
 	t.Logf("%v", counts)
+}
+
+// cancelling is an implementation during whose run of case stopAt a signal
+// comes: it cancels the run's context, then runs the case under it, as a
+// process whose runner was stopped would.
+type cancelling struct {
+	engine.Driver
+	cancel func()
+	runs   *int
+	stopAt int
+}
+
+func (c cancelling) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
+	if *c.runs++; *c.runs == c.stopAt {
+		c.cancel()
+	}
+	return c.Driver.Run(ctx, sc, env)
+}
+
+// TestASignalIsNoDifference: the case a cancelled context cut short is
+// reported as interrupted, not as a difference, and nothing is saved;
+// the cases compared before it still count.
+func TestASignalIsNoDifference(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	runs := 0
+	impl := cancelling{Driver: reference(nil), cancel: cancel, runs: &runs, stopAt: 3}
+	sum, err := Run(ctx, Options{Reference: reference(nil), Impl: impl, Seed: 3, Count: 10, Out: dir})
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("err %v after the signal, want the context's", err)
+	}
+	if len(sum.Found) > 0 || sum.Interrupted == 0 || sum.Cases != 2 {
+		t.Errorf("%d differences, case %d interrupted, %d compared; want none, one, 2 (the cases before it)", len(sum.Found), sum.Interrupted, sum.Cases)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("the stopped case was saved: %d files", len(entries))
+	}
 }

@@ -56,6 +56,10 @@ type Summary struct {
 	Skipped   int // cases needing a capability the implementation does not claim
 	Found     []Found
 	Shrinks   int // accepted shrink steps, over all differences
+	// Interrupted is the number of the case a signal (a cancelled
+	// context) stopped before it was compared, 0 when none was: it is
+	// neither a difference nor an agreement, so it is not among Cases.
+	Interrupted int
 }
 
 // Found is one difference, shrunk.
@@ -71,6 +75,9 @@ type Found struct {
 	File    string // the scenario written, if Out is set
 	// Shrunk says whether the case was shrunk (see Options.Shrunk).
 	Shrunk bool
+	// ShrinkStopped says a signal stopped the shrinking: the case is the
+	// smallest one that differed before the signal came.
+	ShrinkStopped bool
 	// YAML is the scenario, ready to add to a suite, and Golden the
 	// reference's trajectory for it.
 	YAML, Golden []byte
@@ -99,6 +106,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return sum, err
 		}
 		switch {
+		case cmp.status == interrupted:
+			// What the cancellation broke is no difference: the case is
+			// reported as stopped, and nothing is saved.
+			sum.Interrupted = n
+			return sum, ctx.Err()
 		case cmp.status == discarded:
 			sum.Discarded++
 			continue
@@ -146,6 +158,9 @@ const (
 	compared  status = iota
 	discarded        // the reference itself cannot run the case
 	skipped          // the implementation does not claim a capability it needs
+	// interrupted: the context was cancelled while a side ran, so the
+	// runs say nothing (a run cut short differs from any golden).
+	interrupted
 )
 
 // comparison is one case run on both sides: problems is nil when the
@@ -169,7 +184,13 @@ func compareCase(ctx context.Context, o Options, s drawnCase, id string) (compar
 	if err != nil {
 		return comparison{status: discarded}, &loadError{id: id, err: err}
 	}
+	if ctx.Err() != nil {
+		return comparison{status: interrupted}, nil
+	}
 	ref := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Reference, sc)
+	if ctx.Err() != nil {
+		return comparison{status: interrupted}, nil
+	}
 	if ref.Skipped != "" || !ref.Passed() || ref.Trajectory == nil || exhausted(ref.Trajectory) {
 		return comparison{status: discarded}, nil
 	}
@@ -178,6 +199,9 @@ func compareCase(ctx context.Context, o Options, s drawnCase, id string) (compar
 		return comparison{status: discarded}, err
 	}
 	res := (&engine.Suite{Scenarios: []*scenarios.Scenario{sc}, Goldens: map[string][]byte{id: golden}, Timeout: o.Timeout, GoldenOnly: true}).Run(ctx, o.Impl, sc)
+	if ctx.Err() != nil {
+		return comparison{status: interrupted}, nil
+	}
 	if res.Skipped != "" {
 		return comparison{status: skipped}, nil
 	}
@@ -205,11 +229,14 @@ func decisionsOf(probs []engine.Problem) []string {
 
 // shrink makes the case smaller while the implementation still differs
 // from the reference (a generated spec, when reduce is set), then renders
-// it and writes it to o.Out. It returns the accepted steps.
+// it and writes it to o.Out. It returns the accepted steps. A signal
+// stops the shrinking, not the difference: the first comparison came
+// before it, so the smallest case that differed so far is kept.
 func shrink(ctx context.Context, o Options, c drawnCase, id string, n int, first comparison, reduce bool) (Found, int, error) {
 	cur, curCmp, steps := c, first, 0
 	s, isSpec := c.(*spec)
-	for changed := reduce && isSpec; changed && steps < 200; {
+	stopped := false
+	for changed := reduce && isSpec; changed && steps < 200 && !stopped; {
 		changed = false
 		for _, c := range candidates(s) {
 			cmp, err := compareCase(ctx, o, c, id)
@@ -220,6 +247,10 @@ func shrink(ctx context.Context, o Options, c drawnCase, id string, n int, first
 			if err != nil {
 				return Found{}, steps, err
 			}
+			if cmp.status == interrupted {
+				stopped = true
+				break
+			}
 			if cmp.status == compared && cmp.problems != nil {
 				s, cur, curCmp, changed = c, c, cmp, true
 				steps++
@@ -227,7 +258,7 @@ func shrink(ctx context.Context, o Options, c drawnCase, id string, n int, first
 			}
 		}
 	}
-	f := Found{Case: n, ID: id, Decisions: decisionsOf(curCmp.problems), Details: curCmp.problems, Shrunk: reduce && isSpec, Golden: curCmp.golden}
+	f := Found{Case: n, ID: id, Decisions: decisionsOf(curCmp.problems), Details: curCmp.problems, Shrunk: reduce && isSpec, ShrinkStopped: stopped, Golden: curCmp.golden}
 	f.Steps, f.Tools = size(cur)
 	for _, p := range curCmp.problems {
 		f.Problems = append(f.Problems, p.Message)

@@ -26,25 +26,59 @@ import (
 type Failures func(ctx context.Context, set deviation.Set) ([]*scenarios.Scenario, error)
 
 // Matrix holds, per deviation (in the order given), the scenarios that
-// caught it.
+// caught it, and which deviations a signal kept from a verdict.
 type Matrix struct {
 	Deviations []deviation.Deviation
 	Killers    [][]*scenarios.Scenario
+	// Interrupted marks the deviations whose run a signal (ctx cancelled)
+	// stopped, NotRun those it kept from starting: neither is caught nor
+	// missed, since a run cut short fails scenarios that say nothing.
+	Interrupted, NotRun []bool
 }
 
-// Build runs the suite once per deviation, parallel at a time.
+// Build runs the suite once per deviation, parallel at a time. When ctx
+// is cancelled (a signal), the runs under way are marked interrupted and
+// the rest not run; that is no error.
 func Build(ctx context.Context, devs []deviation.Deviation, parallel int, run Failures) (*Matrix, error) {
-	m := &Matrix{Deviations: devs, Killers: make([][]*scenarios.Scenario, len(devs))}
+	m := &Matrix{Deviations: devs, Killers: make([][]*scenarios.Scenario, len(devs)),
+		Interrupted: make([]bool, len(devs)), NotRun: make([]bool, len(devs))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, parallel))
 	for i, d := range devs {
 		g.Go(func() error {
-			var err error
-			m.Killers[i], err = run(gctx, deviation.Set{d.Name: true})
+			if ctx.Err() != nil {
+				m.NotRun[i] = true
+				return nil
+			}
+			ks, err := run(gctx, deviation.Set{d.Name: true})
+			if ctx.Err() != nil {
+				m.Interrupted[i] = true
+				return nil
+			}
+			m.Killers[i] = ks
 			return err
 		})
 	}
 	return m, g.Wait()
+}
+
+// Stopped counts the deviations a signal stopped and those it kept from
+// running.
+func (m *Matrix) Stopped() (interrupted, notRun int) {
+	for i := range m.Deviations {
+		if m.Interrupted != nil && m.Interrupted[i] {
+			interrupted++
+		}
+		if m.NotRun != nil && m.NotRun[i] {
+			notRun++
+		}
+	}
+	return interrupted, notRun
+}
+
+// judged reports whether deviation i ran to the end.
+func (m *Matrix) judged(i int) bool {
+	return (m.Interrupted == nil || !m.Interrupted[i]) && (m.NotRun == nil || !m.NotRun[i])
 }
 
 // CaughtBy lists the IDs of the scenarios that caught deviation i (nil
@@ -96,9 +130,24 @@ func (m *Matrix) Idle(scs []*scenarios.Scenario) []string {
 // Fill adds one row per deviation to rep (family "deviation"): pass when
 // some scenario citing its decision catches it. With every deviation
 // checked (everything), each MUST scenario that catches none is a run
-// error.
+// error. A deviation a signal stopped is an interrupted row citing no
+// decision, one it kept from running is counted in rep.NotRun, and a
+// stopped matrix judges no MUST scenario idle.
 func (m *Matrix) Fill(rep *report.Report, scs []*scenarios.Scenario, everything bool) {
+	interrupted, notRun := m.Stopped()
+	if interrupted+notRun > 0 {
+		rep.Interrupted, everything = true, false
+		rep.NotRun += notRun
+	}
 	for i, d := range m.Deviations {
+		if m.NotRun != nil && m.NotRun[i] {
+			continue
+		}
+		if m.Interrupted != nil && m.Interrupted[i] {
+			rep.Rows = append(rep.Rows, report.Row{Scenario: "deviation." + string(d.Name), Verdict: report.Interrupted,
+				Note: "stopped by a signal before its run of the suite finished"})
+			continue
+		}
 		ks, ids := m.Killers[i], m.CaughtBy(i)
 		row := report.Row{Scenario: "deviation." + string(d.Name), Verdict: report.Pass, Decisions: []string{d.Decision},
 			Note: fmt.Sprintf("caught by %d: %s", len(ids), strings.Join(ids, " "))}
@@ -123,8 +172,20 @@ func (m *Matrix) Fill(rep *report.Report, scs []*scenarios.Scenario, everything 
 // caught it, per scenario how many deviations it caught, and the totals.
 func (m *Matrix) Write(w io.Writer, scs []*scenarios.Scenario, everything bool) {
 	problems := 0
+	interrupted, notRun := m.Stopped()
+	if interrupted+notRun > 0 {
+		everything = false // an unfinished matrix judges no scenario idle
+	}
 	fmt.Fprintf(w, "%-42s %-22s %6s  %s\n", "deviation", "breaks", "kills", "caught by")
 	for i, d := range m.Deviations {
+		if !m.judged(i) {
+			what := "interrupted: stopped by a signal before its run finished"
+			if m.NotRun[i] {
+				what = "not run (stopped by a signal)"
+			}
+			fmt.Fprintf(w, "%-42s %-22s %6s  %s\n", d.Name, "", "-", what)
+			continue
+		}
 		ks, ids := m.Killers[i], m.CaughtBy(i)
 		shown := ids
 		if len(shown) > 4 {
@@ -147,7 +208,10 @@ func (m *Matrix) Write(w io.Writer, scs []*scenarios.Scenario, everything bool) 
 	for _, sc := range byCount {
 		fmt.Fprintf(w, "%-48s %d\n", sc.ID, caught[sc.ID])
 	}
-	idle := m.Idle(scs)
+	var idle []string
+	if interrupted+notRun == 0 {
+		idle = m.Idle(scs)
+	}
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "\nMUST scenarios that catch none of these deviations: %s\n", strings.Join(idle, ", "))
 		// Against every deviation, a MUST scenario that catches none is dead
@@ -170,6 +234,12 @@ func (m *Matrix) Write(w io.Writer, scs []*scenarios.Scenario, everything bool) 
 		if sc.Level == "MUST" {
 			must++
 		}
+	}
+	if interrupted+notRun > 0 {
+		fmt.Fprintf(w, "\nINTERRUPTED: stopped by a signal; %d deviations did not run\n", notRun)
+		fmt.Fprintf(w, "\n%d deviations, %d killed, %d problems, %d interrupted, %d not run (stopped by a signal)\n",
+			len(m.Deviations), killed, problems, interrupted, notRun)
+		return
 	}
 	fmt.Fprintf(w, "\n%d deviations, %d killed, %d problems; %d of %d MUST scenarios catch none of these deviations\n",
 		len(m.Deviations), killed, problems, len(idle), must)
