@@ -150,147 +150,249 @@ func selectScenarios(all []*scenarios.Scenario, pattern string) ([]*scenarios.Sc
 	return out, nil
 }
 
-func runCmd(ctx context.Context, args []string, s stdio) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	var src sources
-	src.register(fs)
-	impl := fs.String("impl", "", "run this command line as the implementation under test over the stdio protocol (default: the built-in reference, in process)")
-	pattern := fs.String("run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
-	kfFile := fs.String("known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
-	var out reportFlags
-	out.register(fs, true)
-	shardFlag := fs.String("shard", "", "run only shard `K/N` of the scenarios (a stable partition; join the shards' JSON reports with merge)")
-	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one scenario")
-	parallel := fs.Int("p", 1, "run `N` scenarios at once")
-	transcripts := fs.String("transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
-	strict := fs.Bool("strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
-	recordDir := fs.String("record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
-	repeat := fs.Int("repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
-	seed := fs.Uint64("seed", 0, "the `SEED` of the generated batch and of --repeat's order, to replay a run (default: a fresh one each run, named in the report)")
-	var evidence evidenceFlags
-	evidence.register(fs)
-	handshake := fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
-	noFork := fs.Bool("no-fork", false, "start every process from --impl even when the implementation offers a fork server")
-	var batch batchFlags
-	batch.register(fs)
-	since := fs.String("since", "", "mark each failure whose scenario or cited decision is new or changed since suite `VERSION` (e.g. 0.1.0; docs/versioning.md)")
-	if err := fs.Parse(args); err != nil {
-		return ExitSetup
-	}
+// runFlags are run's options. They are one struct so that checking them
+// (check) and reading what they name (load) live apart from runCmd, which
+// only sequences the run.
+type runFlags struct {
+	src         sources
+	out         reportFlags
+	evidence    evidenceFlags
+	batch       batchFlags
+	impl        string
+	pattern     string
+	kfFile      string
+	shard       string
+	timeout     time.Duration
+	parallel    int
+	transcripts string
+	strict      bool
+	recordDir   string
+	repeat      int
+	seed        uint64
+	handshake   time.Duration
+	noFork      bool
+	since       string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	f.src.register(fs)
+	fs.StringVar(&f.impl, "impl", "", "run this command line as the implementation under test over the stdio protocol (default: the built-in reference, in process)")
+	fs.StringVar(&f.pattern, "run", "", "only scenarios whose id matches one of these comma-separated `GLOB`s")
+	fs.StringVar(&f.kfFile, "known-failing", "", "`FILE` of scenario-id globs expected to fail, each with a # reason")
+	f.out.register(fs, true)
+	fs.StringVar(&f.shard, "shard", "", "run only shard `K/N` of the scenarios (a stable partition; join the shards' JSON reports with merge)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "time limit for one scenario")
+	fs.IntVar(&f.parallel, "p", 1, "run `N` scenarios at once")
+	fs.StringVar(&f.transcripts, "transcripts", "", "write each scenario's protocol exchange to `DIR` (with --impl)")
+	fs.BoolVar(&f.strict, "strict", false, "compare implementation text (executor sentences, parse errors, error messages) word for word, as the reference writes it")
+	fs.StringVar(&f.recordDir, "record", "", "write each scenario's trajectory to `DIR`/<id>.json, for diff and verify later")
+	fs.IntVar(&f.repeat, "repeat", 1, "run each selected scenario `N` times, each on a new process, in a seeded random order; repetitions that differ fail as nondeterministic")
+	fs.Uint64Var(&f.seed, "seed", 0, "the `SEED` of the generated batch and of --repeat's order, to replay a run (default: a fresh one each run, named in the report)")
+	f.evidence.register(fs)
+	fs.DurationVar(&f.handshake, "handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
+	fs.BoolVar(&f.noFork, "no-fork", false, "start every process from --impl even when the implementation offers a fork server")
+	f.batch.register(fs)
+	fs.StringVar(&f.since, "since", "", "mark each failure whose scenario or cited decision is new or changed since suite `VERSION` (e.g. 0.1.0; docs/versioning.md)")
+}
+
+// check refuses flags that cannot make a run, in the order a user reads
+// them, before any scenario is loaded. It resolves --seed (a fresh one
+// when not given), --shard, --since (nil without it) and --generate.
+func (f *runFlags) check(fs *flag.FlagSet) (shard.Shard, *suiteversion.Changes, error) {
 	if err := checkImplFlag(fs); err != nil {
-		return setupError(s, err)
+		return shard.Shard{}, nil, err
 	}
 	if fs.NArg() > 0 {
-		return setupError(s, fmt.Errorf("run takes no arguments, got %q", fs.Args()))
+		return shard.Shard{}, nil, fmt.Errorf("run takes no arguments, got %q", fs.Args())
 	}
-	if err := out.check(); err != nil {
-		return setupError(s, err)
+	if err := f.out.check(); err != nil {
+		return shard.Shard{}, nil, err
 	}
-	sh, err := shard.Parse(*shardFlag)
+	sh, err := shard.Parse(f.shard)
 	if err != nil {
-		return setupError(s, err)
+		return shard.Shard{}, nil, err
 	}
-	if *timeout <= 0 {
-		return setupError(s, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", *timeout))
+	if f.timeout <= 0 {
+		return shard.Shard{}, nil, fmt.Errorf("--timeout %s: give a positive duration, e.g. 10s", f.timeout)
 	}
-	if err := evidence.check(); err != nil {
-		return setupError(s, err)
+	if err := f.evidence.check(); err != nil {
+		return shard.Shard{}, nil, err
 	}
-	if *repeat < 1 {
-		return setupError(s, fmt.Errorf("--repeat %d: run each scenario at least once", *repeat))
+	if f.repeat < 1 {
+		return shard.Shard{}, nil, fmt.Errorf("--repeat %d: run each scenario at least once", f.repeat)
 	}
-	if *parallel < 1 {
-		return setupError(s, fmt.Errorf("-p %d: run at least one scenario at a time", *parallel))
+	if f.parallel < 1 {
+		return shard.Shard{}, nil, fmt.Errorf("-p %d: run at least one scenario at a time", f.parallel)
 	}
-	if err := resolveSeed(fs, seed); err != nil {
-		return setupError(s, err)
+	if err := resolveSeed(fs, &f.seed); err != nil {
+		return shard.Shard{}, nil, err
 	}
 	var moved *suiteversion.Changes
-	if *since != "" {
-		if moved, err = sinceChanges(*since); err != nil {
-			return setupError(s, err)
+	if f.since != "" {
+		if moved, err = sinceChanges(f.since); err != nil {
+			return shard.Shard{}, nil, err
 		}
 	}
-	if err := batch.resolve(*pattern != "" || src.scenarioDir != "", *seed); err != nil {
-		return setupError(s, fmt.Errorf("--generate: %w", err))
+	if err := f.batch.resolve(f.pattern != "" || f.src.scenarioDir != "", f.seed); err != nil {
+		return shard.Shard{}, nil, fmt.Errorf("--generate: %w", err)
 	}
-	all, goldens, err := src.load()
-	if err != nil {
-		return setupError(s, err)
+	return sh, moved, nil
+}
+
+// runInputs are what run reads before it starts anything.
+type runInputs struct {
+	all      []*scenarios.Scenario // the whole suite: missing goldens, known-failing ids
+	selected []*scenarios.Scenario // --run's scenarios in this --shard
+	goldens  map[string][]byte
+	kf       *knownfail.List
+}
+
+// load reads the scenarios, goldens and known-failing list, selects this
+// shard's scenarios, and checks the output directories, so every input
+// or output problem is a set-up error before the first scenario runs.
+func (f *runFlags) load(sh shard.Shard) (*runInputs, error) {
+	var in runInputs
+	var err error
+	if in.all, in.goldens, err = f.src.load(); err != nil {
+		return nil, err
 	}
-	selected, err := selectScenarios(all, *pattern)
-	if err != nil {
-		return setupError(s, err)
+	if in.selected, err = selectScenarios(in.all, f.pattern); err != nil {
+		return nil, err
 	}
-	selected = slices.DeleteFunc(selected, func(sc *scenarios.Scenario) bool { return !sh.Has(sc.ID) })
-	kf, err := loadKnownFailing(*kfFile)
-	if err != nil {
-		return setupError(s, err)
+	in.selected = slices.DeleteFunc(in.selected, func(sc *scenarios.Scenario) bool { return !sh.Has(sc.ID) })
+	if in.kf, err = loadKnownFailing(f.kfFile); err != nil {
+		return nil, err
 	}
 	// Output directories are checked before anything runs: a directory
 	// silently not written is worse than a refusal to start.
-	for _, d := range []struct{ flag, dir string }{{"transcripts", *transcripts}, {"record", *recordDir}} {
+	for _, d := range []struct{ flag, dir string }{{"transcripts", f.transcripts}, {"record", f.recordDir}} {
 		if d.dir == "" {
 			continue
 		}
 		if err := writableDir(d.dir); err != nil {
-			return setupError(s, fmt.Errorf("--%s: %w", d.flag, err))
+			return nil, fmt.Errorf("--%s: %w", d.flag, err)
 		}
 	}
-	jobs := selected
-	if *repeat > 1 {
-		jobs = shuffled(selected, *repeat, *seed)
-		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), *repeat, *seed)
+	return &in, nil
+}
+
+// runCmd runs the selected scenarios (and a --generate batch) against the
+// implementation and writes one report. It exits ExitSetup when it cannot
+// run or write, ExitFail when a scenario fails, ExitOK otherwise.
+func runCmd(ctx context.Context, args []string, s stdio) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var f runFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return ExitSetup
 	}
-	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: *impl, transcripts: *transcripts, logs: s.err, handshake: *handshake, trace: out.trace, fresh: *repeat > 1, noFork: *noFork})
+	sh, moved, err := f.check(fs)
+	if err != nil {
+		return setupError(s, err)
+	}
+	in, err := f.load(sh)
+	if err != nil {
+		return setupError(s, err)
+	}
+	jobs := in.selected
+	if f.repeat > 1 {
+		jobs = shuffled(in.selected, f.repeat, f.seed)
+		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), f.repeat, f.seed)
+	}
+	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: f.impl, transcripts: f.transcripts, logs: s.err, handshake: f.handshake, trace: f.out.trace, fresh: f.repeat > 1, noFork: f.noFork})
 	if err != nil {
 		return setupError(s, err)
 	}
 	defer closeDriver()
-	suite := &engine.Suite{Scenarios: selected, Goldens: goldens, GoldenDir: src.goldenDir, Timeout: *timeout, Strict: *strict, GoldensOptional: src.goldensOptional()}
+	rep := f.newRunReport(driver, sh, in, args)
+	progress := newProgress(s.err, len(in.selected))
+	recordErr := f.runScenarios(ctx, rep, driver, sh, in, jobs, progress.tick, args, s.err)
+	progress.done()
+	f.conclude(ctx, rep, driver, sh, in, moved)
+
+	if err := f.out.emit(s, rep, ""); err != nil {
+		return setupError(s, err)
+	}
+	if recordErr != nil {
+		return setupError(s, fmt.Errorf("--record: %w; the report above is complete, the recording is not", recordErr))
+	}
+	if !rep.OK() {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// newRunReport starts run's report before anything runs: its
+// implementation (with the shard), the capabilities no scenario judges,
+// the selection, the seed when the run drew with it, and the suite's
+// missing goldens as errors.
+func (f *runFlags) newRunReport(driver engine.Driver, sh shard.Shard, in *runInputs, args []string) *report.Report {
 	rep := newReport(driver.Name()+report.ShardSuffix(sh.String()), "run", args)
 	if uj := engine.Unjudged(driver.Capabilities()); len(uj) > 0 {
 		rep.NotJudged = uj
 	}
-	rep.Selection = *pattern
-	if *repeat > 1 || batch.runs(sh) {
-		rep.Seed = *seed // what the run drew with it; --seed replays it
+	rep.Selection = f.pattern
+	if f.repeat > 1 || f.batch.runs(sh) {
+		rep.Seed = f.seed // what the run drew with it; --seed replays it
 	}
-	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: all, Goldens: goldens, GoldensOptional: src.goldensOptional()}).Missing()...)
-	progress := newProgress(s.err, len(selected))
+	rep.Errors = append(rep.Errors, (&engine.Suite{Scenarios: in.all, Goldens: in.goldens, GoldensOptional: f.src.goldensOptional()}).Missing()...)
+	return rep
+}
+
+// runScenarios runs jobs and the --generate batch into rep's rows, folds
+// --repeat's repetitions into one row per scenario, and writes the
+// --record manifest. It returns the first error recording, which fails
+// the run only after the report is written.
+func (f *runFlags) runScenarios(ctx context.Context, rep *report.Report, driver engine.Driver, sh shard.Shard, in *runInputs, jobs []*scenarios.Scenario, tick func(string), args []string, logs io.Writer) error {
+	suite := &engine.Suite{Scenarios: in.selected, Goldens: in.goldens, GoldenDir: f.src.goldenDir, Timeout: f.timeout, Strict: f.strict, GoldensOptional: f.src.goldensOptional()}
 	var recordErr error
 	var recorded []string
-	rep.Rows, rep.NotRun, recorded, recordErr = runAll(ctx, suite, driver, jobs, *parallel, progress.tick, *recordDir, *repeat > 1)
-	if *repeat > 1 {
-		seen := map[string]int{}
-		reps := make([]report.Repetition, len(rep.Rows))
-		for i, row := range rep.Rows {
-			seen[row.Scenario]++
-			reps[i] = report.Repetition{Row: row, N: seen[row.Scenario]}
-		}
-		rep.Rows = report.MergeRepetitions(reps, *strict)
-		rep.NotRun = len(selected) - len(rep.Rows)
+	rep.Rows, rep.NotRun, recorded, recordErr = runAll(ctx, suite, driver, jobs, f.parallel, tick, f.recordDir, f.repeat > 1)
+	if f.repeat > 1 {
+		rep.Rows = mergeRepeats(rep.Rows, f.strict)
+		rep.NotRun = len(in.selected) - len(rep.Rows)
 	}
-	if rows, err := batch.run(ctx, driver, sh, *timeout, seededCommand("run", args, *seed)); err != nil {
+	if rows, err := f.batch.run(ctx, driver, sh, f.timeout, seededCommand("run", args, f.seed)); err != nil {
 		rep.Errors = append(rep.Errors, err.Error())
 	} else {
 		rep.Rows = append(rep.Rows, rows...)
 	}
-	if *recordDir != "" && recordErr == nil {
-		recordErr = record.Write(*recordDir, record.Manifest{SuiteVersion: protocol.SuiteVersion, Implementation: driver.Name(),
-			RecordedAt: time.Now().UTC().Truncate(time.Second), Selection: *pattern, Scenarios: recorded})
-		if stale := staleRecords(*recordDir, recorded); len(stale) > 0 {
-			fmt.Fprintf(s.err, "polyloop-conform: --record %s also holds %d trajectories this run did not write (%s); verify reports them as stale\n", *recordDir, len(stale), strings.Join(stale[:min(len(stale), 5)], ", "))
+	if f.recordDir != "" && recordErr == nil {
+		recordErr = record.Write(f.recordDir, record.Manifest{SuiteVersion: protocol.SuiteVersion, Implementation: driver.Name(),
+			RecordedAt: time.Now().UTC().Truncate(time.Second), Selection: f.pattern, Scenarios: recorded})
+		if stale := staleRecords(f.recordDir, recorded); len(stale) > 0 {
+			fmt.Fprintf(logs, "polyloop-conform: --record %s also holds %d trajectories this run did not write (%s); verify reports them as stale\n", f.recordDir, len(stale), strings.Join(stale[:min(len(stale), 5)], ", "))
 		}
 	}
-	progress.done()
+	return recordErr
+}
+
+// mergeRepeats numbers each scenario's repetitions in the order they ran
+// and merges them into one row per scenario (report.MergeRepetitions:
+// repetitions that differ fail as nondeterministic).
+func mergeRepeats(rows []report.Row, strict bool) []report.Row {
+	seen := map[string]int{}
+	reps := make([]report.Repetition, len(rows))
+	for i, row := range rows {
+		seen[row.Scenario]++
+		reps[i] = report.Repetition{Row: row, N: seen[row.Scenario]}
+	}
+	return report.MergeRepetitions(reps, strict)
+}
+
+// conclude judges the finished run: whether a signal stopped it, the
+// driver's own problems, --require and --capabilities, the known-failing
+// list and --since's marks. An implementation that claims no capability
+// is an error; otherwise a whole run (not a shard: merge judges the
+// whole) must show that something passed.
+func (f *runFlags) conclude(ctx context.Context, rep *report.Report, driver engine.Driver, sh shard.Shard, in *runInputs, moved *suiteversion.Changes) {
 	rep.Interrupted = ctx.Err() != nil
 	if c, ok := driver.(interface{ Problems() []string }); ok {
 		rep.Errors = append(rep.Errors, c.Problems()...)
 	}
-	evidence.apply(rep, driver.Capabilities())
-	report.ApplyKnownFailing(rep, kf, ids(all))
+	f.evidence.apply(rep, driver.Capabilities())
+	report.ApplyKnownFailing(rep, in.kf, ids(in.all))
 	if moved != nil {
 		markSince(rep.Rows, moved)
 	}
@@ -301,17 +403,6 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		// of the whole.
 		rep.RequireEvidence()
 	}
-
-	if err := out.emit(s, rep, ""); err != nil {
-		return setupError(s, err)
-	}
-	if recordErr != nil {
-		return setupError(s, fmt.Errorf("--record: %w; the report above is complete, the recording is not", recordErr))
-	}
-	if !rep.OK() {
-		return ExitFail
-	}
-	return ExitOK
 }
 
 // runAll runs scs with up to parallel workers. When ctx is cancelled (a

@@ -82,14 +82,7 @@ func runProps(r *Report) *junitProps {
 // body every line and the rerun command; known failures are skipped with
 // their problems; system-err is the implementation's stderr.
 func JUnit(w io.Writer, r *Report, _ Options) error {
-	first := map[string]string{}
-	for _, c := range Causes(r) {
-		for _, id := range c.Scenarios {
-			if _, ok := first[id]; !ok {
-				first[id] = c.String()
-			}
-		}
-	}
+	first := firstCauses(r)
 	all := junitSuites{Name: "polyloop-conform: " + r.Implementation}
 	var total time.Duration
 	byFamily := map[string]int{}
@@ -106,54 +99,12 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 			all.Suites = append(all.Suites, junitSuite{Name: fam, Timestamp: ts, Properties: runProps(r)})
 		}
 		s := &all.Suites[i]
-		c := junitCase{Name: row.Scenario, Classname: fam, Time: secs(row.Duration)}
-		if row.Stderr != "" {
-			c.SystemErr = &junitText{Body: xmlSafe(row.Stderr)}
-		}
-		props := []junitProp{{"decisions", strings.Join(row.Decisions, " ")}}
-		if row.Level != "" {
-			props = append(props, junitProp{"level", row.Level})
-		}
-		if len(row.Requires) > 0 {
-			props = append(props, junitProp{"requires", strings.Join(row.Requires, " ")})
-		}
-		if row.Evidence != "" {
-			props = append(props, junitProp{"evidence", string(row.Evidence)})
-		}
-		if row.EvidenceNote != "" {
-			props = append(props, junitProp{"evidence_note", row.EvidenceNote})
-		}
-		if l := row.Since.Label(); l != "" {
-			props = append(props, junitProp{"since", l})
-		}
-		for _, t := range row.TakenOnTrust {
-			props = append(props, junitProp{"taken_on_trust", t})
-		}
-		c.Properties = &junitProps{List: props}
-		var body []string
-		if row.Note != "" {
-			body = append(body, row.Note)
-		}
-		for _, l := range Lines(row) {
-			body = append(body, l.String())
-		}
-		if row.ScenarioYAML != "" {
-			body = append(body, "the scenario to add, as "+row.Scenario+".yaml:", row.ScenarioYAML)
-		}
-		switch row.Verdict {
-		case Fail, Stale:
+		c := junitCaseOf(r, row, first[row.Scenario])
+		switch {
+		case c.Failure != nil:
 			s.Failures++
-			msg := first[row.Scenario]
-			if msg == "" && len(body) > 0 {
-				msg = body[0]
-			}
-			if row.Verdict == Fail {
-				body = append(body, "rerun: "+r.RerunCommand(row.Scenario))
-			}
-			c.Failure = &junitMessage{Message: xmlSafe(msg), Body: xmlSafe(strings.Join(body, "\n"))}
-		case Skip, KnownFailing, Interrupted:
+		case c.Skipped != nil:
 			s.Skipped++
-			c.Skipped = &junitMessage{Message: xmlSafe(row.Note), Body: xmlSafe(strings.Join(body, "\n"))}
 		}
 		s.Tests++
 		s.Time = secs(parseSecs(s.Time) + row.Duration)
@@ -161,13 +112,7 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		s.Cases = append(s.Cases, c)
 	}
 	if len(r.Errors) > 0 {
-		s := junitSuite{Name: "polyloop-conform", Time: "0.000"}
-		for _, e := range r.Errors {
-			s.Failures++
-			s.Tests++
-			s.Cases = append(s.Cases, junitCase{Name: "run", Classname: "polyloop-conform", Time: "0.000", Failure: &junitMessage{Message: e}})
-		}
-		all.Suites = append(all.Suites, s)
+		all.Suites = append(all.Suites, junitErrorSuite(r.Errors))
 	}
 	for _, s := range all.Suites {
 		all.Tests += s.Tests
@@ -175,6 +120,108 @@ func JUnit(w io.Writer, r *Report, _ Options) error {
 		all.Skipped += s.Skipped
 	}
 	all.Time = secs(total)
+	return writeJUnit(w, all)
+}
+
+// firstCauses maps each scenario to the first cause that names it, in
+// Causes order (largest group first), so a failure's one-line message is
+// the pattern it shares with others rather than its first line.
+func firstCauses(r *Report) map[string]string {
+	first := map[string]string{}
+	for _, c := range Causes(r) {
+		for _, id := range c.Scenarios {
+			if _, ok := first[id]; !ok {
+				first[id] = c.String()
+			}
+		}
+	}
+	return first
+}
+
+// junitCaseOf is row's testcase: its properties, its stderr, and a
+// failure (Fail, Stale) or skipped (Skip, KnownFailing, Interrupted)
+// element carrying the row's lines. cause is the first cause naming the
+// scenario ("" if none); it becomes the failure's message.
+func junitCaseOf(r *Report, row Row, cause string) junitCase {
+	c := junitCase{Name: row.Scenario, Classname: row.Family(), Time: secs(row.Duration), Properties: junitRowProps(row)}
+	if row.Stderr != "" {
+		c.SystemErr = &junitText{Body: xmlSafe(row.Stderr)}
+	}
+	body := junitBody(row)
+	switch row.Verdict {
+	case Fail, Stale:
+		msg := cause
+		if msg == "" && len(body) > 0 {
+			msg = body[0]
+		}
+		if row.Verdict == Fail {
+			body = append(body, "rerun: "+r.RerunCommand(row.Scenario))
+		}
+		c.Failure = &junitMessage{Message: xmlSafe(msg), Body: xmlSafe(strings.Join(body, "\n"))}
+	case Skip, KnownFailing, Interrupted:
+		c.Skipped = &junitMessage{Message: xmlSafe(row.Note), Body: xmlSafe(strings.Join(body, "\n"))}
+	}
+	return c
+}
+
+// junitRowProps are a testcase's properties: its decisions always (an
+// empty value when it cites none), then level, requirements, evidence,
+// since and what was taken on trust only when the row has them.
+func junitRowProps(row Row) *junitProps {
+	props := []junitProp{{"decisions", strings.Join(row.Decisions, " ")}}
+	if row.Level != "" {
+		props = append(props, junitProp{"level", row.Level})
+	}
+	if len(row.Requires) > 0 {
+		props = append(props, junitProp{"requires", strings.Join(row.Requires, " ")})
+	}
+	if row.Evidence != "" {
+		props = append(props, junitProp{"evidence", string(row.Evidence)})
+	}
+	if row.EvidenceNote != "" {
+		props = append(props, junitProp{"evidence_note", row.EvidenceNote})
+	}
+	if l := row.Since.Label(); l != "" {
+		props = append(props, junitProp{"since", l})
+	}
+	for _, t := range row.TakenOnTrust {
+		props = append(props, junitProp{"taken_on_trust", t})
+	}
+	return &junitProps{List: props}
+}
+
+// junitBody is the text of a failure or skipped element: the row's note,
+// each of its lines, and a scenario to add when the row proposes one.
+func junitBody(row Row) []string {
+	var body []string
+	if row.Note != "" {
+		body = append(body, row.Note)
+	}
+	for _, l := range Lines(row) {
+		body = append(body, l.String())
+	}
+	if row.ScenarioYAML != "" {
+		body = append(body, "the scenario to add, as "+row.Scenario+".yaml:", row.ScenarioYAML)
+	}
+	return body
+}
+
+// junitErrorSuite holds the run's own errors (not any scenario's), one
+// failed "run" testcase each, so a CI system that reads only the XML
+// still turns red when the run itself went wrong.
+func junitErrorSuite(errs []string) junitSuite {
+	s := junitSuite{Name: "polyloop-conform", Time: "0.000"}
+	for _, e := range errs {
+		s.Failures++
+		s.Tests++
+		s.Cases = append(s.Cases, junitCase{Name: "run", Classname: "polyloop-conform", Time: "0.000", Failure: &junitMessage{Message: e}})
+	}
+	return s
+}
+
+// writeJUnit writes the XML header, all indented by two spaces, and a
+// final newline.
+func writeJUnit(w io.Writer, all junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
