@@ -39,7 +39,7 @@ func (r inProcess) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fak
 	defer os.RemoveAll(root)
 	dir := filepath.Join(root, "run")
 	hook := func(p journal.Point) error {
-		pp := refdriver.WirePoint(p)
+		pp := p
 		if o.OnPoint != nil {
 			o.OnPoint(pp)
 		}

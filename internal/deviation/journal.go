@@ -82,7 +82,7 @@ func skipRunEnd(f func(journal.Point) error) func(journal.Point) error {
 		return nil
 	}
 	return func(p journal.Point) error {
-		if p.Type == journal.TypeRunEnd {
+		if p.Record == journal.TypeRunEnd {
 			return nil
 		}
 		return f(p)
@@ -158,7 +158,7 @@ func journalErrorIgnored(o *run.Options) {
 	}
 	if hook := o.JournalHook; hook != nil {
 		o.JournalHook = func(p journal.Point) error {
-			drop = drop || hook(p) != nil && p.Before
+			drop = drop || hook(p) != nil && p.When == journal.Before
 			return nil
 		}
 	}

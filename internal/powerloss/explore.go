@@ -92,7 +92,7 @@ func (o Options) driver(d *Disk) refdriver.Options {
 
 func collect(points *[]protocol.Point) journal.Hook {
 	return func(p journal.Point) error {
-		*points = append(*points, refdriver.WirePoint(p))
+		*points = append(*points, p)
 		return nil
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/internal/schema"
+	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
@@ -190,22 +191,10 @@ func PhaseJournal(journalDir string, i int) string {
 	return filepath.Join(journalDir, strconv.Itoa(i))
 }
 
-// Point is a journal write point.
-type Point struct {
-	When   string `json:"when"` // before or after
-	Seq    int    `json:"seq"`
-	Record string `json:"record"`
-	Step   int    `json:"step,omitempty"`
-	// Phase is the index of the phase whose journal the point writes (the
-	// message's phase; 0 for a single request). It is not in the point
-	// object on the wire.
-	Phase int `json:"-"`
-}
-
-// String renders a point the way trajectories record crash points.
-func (p Point) String() string {
-	return fmt.Sprintf("%s:%d:%s:step%d", p.When, p.Seq, p.Record, p.Step)
-}
+// Point is a journal write point: the reference journal's own type, so a
+// point on the wire, a crash point explored and a point the reference's
+// hook sees are one value (its Phase is the message's phase).
+type Point = journal.Point
 
 var knownTypes = map[string]bool{TypeHello: true, TypeRun: true, TypeResume: true, TypeModelCall: true, TypeModelResult: true,
 	TypeHandlerCall: true, TypeHandlerResult: true, TypeExecuteCall: true, TypeExecuteResult: true, TypeJournalPoint: true,

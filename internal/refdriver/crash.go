@@ -28,7 +28,7 @@ type CrashInjector struct {
 
 // ForSpec returns an injector for a scenario's crash fault.
 func ForSpec(c *scenarios.CrashSpec) *CrashInjector {
-	return &CrashInjector{Match: func(p journal.Point) bool { return c.Matches(p.When(), p.Type, p.Step) }}
+	return &CrashInjector{Match: func(p journal.Point) bool { return c.Matches(p.When, p.Record, p.Step) }}
 }
 
 // AtIndex returns an injector that crashes at the n-th point (0-based).

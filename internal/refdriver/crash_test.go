@@ -22,7 +22,7 @@ func TestCrashInjector(t *testing.T) {
 	if errs[0] != nil || errs[1] != nil || errs[2] != nil || !errors.Is(errs[3], ErrCrash) || errs[4] != nil {
 		t.Errorf("errors = %v (fires once, at after:action_intent:step2)", errs)
 	}
-	if p, ok := ci.Fired(); !ok || p.Step != 2 || p.Before {
+	if p, ok := ci.Fired(); !ok || p.Step != 2 || p.When != journal.After {
 		t.Errorf("fired at %v %v", p, ok)
 	}
 	at := AtIndex(1)
@@ -32,5 +32,5 @@ func TestCrashInjector(t *testing.T) {
 }
 
 func pt(seq int, before bool, typ string, step int) journal.Point {
-	return journal.Point{Seq: seq, Before: before, Type: typ, Step: step}
+	return journal.Point{Seq: seq, When: map[bool]string{true: journal.Before, false: journal.After}[before], Record: typ, Step: step}
 }

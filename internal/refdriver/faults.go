@@ -121,7 +121,7 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 		return nil, nil, err
 	}
 	info := wireResume(res.Resume)
-	info.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
+	info.CrashPoint = trajectories.CrashPointName(point.When, point.Record, point.Step)
 	return res, info, nil
 }
 
@@ -173,7 +173,7 @@ func (sr scenarioRun) runWithWriteFault(ctx context.Context, req *run.Request, o
 	defer os.RemoveAll(dir)
 	opts.JournalDir = filepath.Join(dir, "run")
 	opts.JournalWriteFault = func(p journal.Point) error {
-		if p.Type == f.Record && (f.Step == 0 || f.Step == p.Step) {
+		if p.Record == f.Record && (f.Step == 0 || f.Step == p.Step) {
 			return errnos[f.Errno]
 		}
 		return nil

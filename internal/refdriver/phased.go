@@ -56,7 +56,7 @@ func (sr scenarioRun) phasedCrashAndResume(ctx context.Context) (*trajectories.T
 		sr.restarted()
 		tr, err := sr.phases(ctx, dir, target, true, noHook, len(sc.Phases)-1)
 		if err == nil && tr.Resume != nil {
-			tr.Resume.CrashPoint = trajectories.CrashPointName(point.When(), point.Type, point.Step)
+			tr.Resume.CrashPoint = trajectories.CrashPointName(point.When, point.Record, point.Step)
 		}
 		return tr, err
 	case first.Interrupted == nil && first.RunError == nil:

@@ -6,10 +6,8 @@ import (
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/deviation"
-	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/reference/action"
 	"github.com/polyloop/polyloop-conform/reference/assembly"
-	"github.com/polyloop/polyloop-conform/reference/journal"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -135,10 +133,4 @@ func (d Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env)
 		env.Offer(scenarios.PartMeasure)
 	}
 	return Run(ctx, sc, env, o)
-}
-
-// WirePoint is a journal write point as the protocol's journal_point
-// message and the crash explorers name it.
-func WirePoint(p journal.Point) protocol.Point {
-	return protocol.Point{When: p.When(), Seq: p.Seq, Record: p.Type, Step: p.Step}
 }

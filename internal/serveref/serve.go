@@ -426,7 +426,7 @@ func (e *remoteEnv) journalPointIn(i int) journal.Hook {
 
 // reportPoint sends one journal point and waits for the runner's continue.
 func (e *remoteEnv) reportPoint(phase *int, p journal.Point) error {
-	point := refdriver.WirePoint(p)
+	point := p
 	_, err := e.s.call(context.Background(), &protocol.Message{Type: protocol.TypeJournalPoint, Phase: phase, Point: &point})
 	return err
 }

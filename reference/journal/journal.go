@@ -38,25 +38,30 @@ const FileName = "journal.jsonl"
 // MaxRecordBytes bounds one record; a longer line is corruption.
 const MaxRecordBytes = 16 << 20
 
-// Point names a moment around a write, for crash injection.
+// Point names a moment around a write: the crash point of scenarios and
+// trajectories, the journal_point of the protocol (internal/protocol's
+// Point is this type) and the hook's argument here. One type, so that a
+// point the kernel reports is the point the runner kills at.
 type Point struct {
-	Before bool
-	Seq    int // 1-based position of the record in the file
-	Type   string
-	Step   int
+	When   string `json:"when"`   // "before" or "after" the write
+	Seq    int    `json:"seq"`    // 1-based position of the record in the file
+	Record string `json:"record"` // the record's type
+	Step   int    `json:"step,omitempty"`
+	// Phase is the index of the phase whose journal the point writes (0
+	// for a single request). The protocol carries it in the message, not
+	// in the point object.
+	Phase int `json:"-"`
 }
 
+// The two sides of a write.
+const (
+	Before = "before"
+	After  = "after"
+)
+
+// String renders the point as trajectories record crash points.
 func (p Point) String() string {
-	return fmt.Sprintf("%s:%d:%s:step%d", p.When(), p.Seq, p.Type, p.Step)
-}
-
-// When names the point's side as scenarios and the protocol spell it:
-// before or after.
-func (p Point) When() string {
-	if p.Before {
-		return "before"
-	}
-	return "after"
+	return fmt.Sprintf("%s:%d:%s:step%d", p.When, p.Seq, p.Record, p.Step)
 }
 
 // Hook is called before and after every write; a non-nil error aborts the
@@ -159,7 +164,7 @@ func (w *Writer) Path() string { return w.path }
 // Append writes one record with a single write call and fsyncs it before
 // returning, so a record is either whole on disk or detectably torn.
 func (w *Writer) Append(r Record) error {
-	p := Point{Before: true, Seq: w.seq + 1, Type: r.Type, Step: r.Step}
+	p := Point{When: Before, Seq: w.seq + 1, Record: r.Type, Step: r.Step}
 	if w.hook != nil {
 		if err := w.hook(p); err != nil {
 			return err
@@ -187,7 +192,7 @@ func (w *Writer) Append(r Record) error {
 	}
 	w.seq++
 	if w.hook != nil {
-		p.Before = false
+		p.When = After
 		if err := w.hook(p); err != nil {
 			return err
 		}

@@ -119,7 +119,7 @@ func TestReopenCutsTornTail_0002_D5(t *testing.T) {
 func TestWriteErrorsSurface_0002_D6(t *testing.T) {
 	dir := t.TempDir()
 	w, err := Create(dir, Options{WriteFault: func(p Point) error {
-		if p.Type == TypeActionResult {
+		if p.Record == TypeActionResult {
 			return syscall.ENOSPC
 		}
 		return nil
@@ -160,7 +160,7 @@ func TestHookPoints(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	w2, _ := Create(t.TempDir(), Options{Hook: func(p Point) error {
-		if p.Before {
+		if p.When == Before {
 			return stop
 		}
 		return nil

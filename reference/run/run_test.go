@@ -199,7 +199,7 @@ func TestResume_acrossWriters_0002_D3_D4(t *testing.T) {
 			model, _ := script(`{"action":{"tool":"act","arguments":{}}}`, `{"action":{"tool":"done","arguments":{}}}`)
 			crash := errors.New("crash")
 			hook := func(p journal.Point) error {
-				if p.Before && p.Type == journal.TypeActionResult && p.Step == 1 {
+				if p.When == journal.Before && p.Record == journal.TypeActionResult && p.Step == 1 {
 					return crash
 				}
 				return nil
