@@ -29,7 +29,7 @@ func TestRun_generatedBatchCatchesPortingMistakes(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			impl := "python3 " + filepath.Join("testdata", "impls", "porting-mistake.py") + " " + tc.mode
+			impl := python(t) + " " + filepath.Join("testdata", "impls", "porting-mistake.py") + " " + tc.mode
 			// Generous time limits: a proxy in Python on a loaded machine
 			// must not turn a slow answer into a difference.
 			code, out, errs := runBuilt(t, "run", "--impl", impl, "--timeout", "120s", "--handshake-timeout", "120s", "-p", "2", "--format", "json", "--generate-out", dir)

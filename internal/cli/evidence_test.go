@@ -30,7 +30,7 @@ func TestNoGreenWithoutEvidence(t *testing.T) {
 		{"a known-failing list that excuses everything", []string{"run", "--impl", "sh " + filepath.Join(impls, "exits-after-hello.sh"), "--known-failing", wip, "--run", "outcome.*,parse.*"},
 			ExitFail, `pattern "*" matches every scenario of the suite`},
 		{"an empty --impl", []string{"run", "--impl", " "}, ExitSetup, "an empty command line"},
-		{"explore without journal points", []string{"explore", "--handshake-timeout", "60s", "--impl", "python3 " + filepath.Join("testdata", "liars", "liar.py") + " no-points", "--run", "resume.never-not-replayed"},
+		{"explore without journal points", []string{"explore", "--handshake-timeout", "60s", "--impl", python(t) + " " + filepath.Join("testdata", "liars", "liar.py") + " no-points", "--run", "resume.never-not-replayed"},
 			ExitFail, "sent no journal_point"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

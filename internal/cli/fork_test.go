@@ -32,7 +32,7 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 		{"no fork", []string{"explore", "--no-fork"}},
 	} {
 		file := filepath.Join(t.TempDir(), "starts")
-		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + file + " python3 " + filepath.Join("testdata", "impls", "python-never-replayed.py")
+		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + file + " " + python(t) + " " + filepath.Join("testdata", "impls", "python-never-replayed.py")
 		args := append(tc.flags, "--impl", impl, "--run", "resume.never-not-replayed", "--handshake-timeout", "60s")
 		code, out, errs := run(t, args...)
 		if code != ExitFail || !strings.Contains(out, "resume.never-not-replayed") || !strings.Contains(out, "0002.D4") {
@@ -56,7 +56,7 @@ func TestForkServer_thatDies(t *testing.T) {
 	}
 	t.Parallel()
 	selfImpl(t)
-	impl := "python3 " + filepath.Join("testdata", "impls", "fork-server-dies.py")
+	impl := python(t) + " " + filepath.Join("testdata", "impls", "fork-server-dies.py")
 	// A loaded machine can hold a Python interpreter's start past the
 	// default 10 s hello and scenario limits; what is checked here is the
 	// fork server's death, not the start's speed.

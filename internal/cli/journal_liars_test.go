@@ -19,7 +19,7 @@ func pythonKernel(t *testing.T, args string) string {
 	}
 	root, _ := filepath.Abs("../..")
 	path := filepath.Join(root, "adapters", "python") + string(os.PathListSeparator) + filepath.Join(root, "examples", "python")
-	return "PYTHONPATH=" + path + " LIAR_SHADOW=" + t.TempDir() + " python3 " + args
+	return "PYTHONPATH=" + path + " LIAR_SHADOW=" + t.TempDir() + " " + python(t) + " " + args
 }
 
 // TestExplore_journalLiars: kernels that look crash-safe without resuming

@@ -29,7 +29,7 @@ func TestRun_lyingImplementations(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " " + tc.mode
+			impl := python(t) + " " + filepath.Join("testdata", "liars", "liar.py") + " " + tc.mode
 			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s", "--handshake-timeout", "60s")
 			if code != ExitFail {
 				t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
@@ -46,7 +46,7 @@ func TestRun_lyingImplementations(t *testing.T) {
 	// would have noticed.
 	t.Run("journal-elsewhere", func(t *testing.T) {
 		t.Parallel()
-		impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " journal-elsewhere"
+		impl := python(t) + " " + filepath.Join("testdata", "liars", "liar.py") + " journal-elsewhere"
 		code, out, errs := run(t, "run", "--impl", impl, "--run", "resume.safe-replayed,cancel.resume-after-model-call", "--timeout", "30s", "--handshake-timeout", "60s")
 		if code != ExitFail || !strings.Contains(out, "holds no file after it: keep the step journal in the directory the run message names") || !strings.Contains(out, "0 passed, 2 failed") {
 			t.Errorf("exit %d\n%s\n%s", code, out, errs)
@@ -61,7 +61,7 @@ func TestRun_lyingImplementations(t *testing.T) {
 func TestRun_partialKernel(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	impl := "python3 " + filepath.Join("testdata", "liars", "liar.py") + " json-only"
+	impl := python(t) + " " + filepath.Join("testdata", "liars", "liar.py") + " json-only"
 	code, out, errs := runBuilt(t, append([]string{"run", "--impl", impl, "--timeout", "30s", "--handshake-timeout", "60s"}, suiteSlice(t)...)...)
 	if code != ExitOK || !strings.Contains(out, ", 0 failed,") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)

@@ -110,19 +110,6 @@ func poolCommand(t *testing.T, env ...string) (impl, starts string) {
 	return strings.Join(env, " ") + " " + python(t) + " " + filepath.Join("testdata", "impls", "pool-server.py"), starts
 }
 
-// python is the interpreter python3 names, resolved once per call: a
-// version manager's shim (pyenv) in front of every start would add its
-// own start to each figure the pool is measured by.
-func python(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	exe := strings.TrimSpace(string(out))
-	if err != nil || exe == "" || strings.ContainsAny(exe, " \t'\"") {
-		t.Fatalf("python3's sys.executable: %q (%v)", out, err)
-	}
-	return exe
-}
-
 // pythonPath is the PYTHONPATH of the kit and the example kernel.
 func pythonPath(t *testing.T) string {
 	t.Helper()

@@ -61,7 +61,7 @@ const journalScenarios = "journal.result-write-error,journal.write-error-surface
 func TestRepeat_journalPathIsNoDifference(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	script := "python3 " + filepath.Join("testdata", "impls", "names-journal.py")
+	script := python(t) + " " + filepath.Join("testdata", "impls", "names-journal.py")
 	// One scenario of each run_error kind is enough past the first case.
 	const two = "journal.result-write-error,resume.damaged-checksum-refused"
 	for _, tc := range []struct {

@@ -28,7 +28,7 @@ func TestRun_wireLiars(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " " + tc.mode
+			impl := python(t) + " " + filepath.Join("testdata", "liars", "wire_liar.py") + " " + tc.mode
 			code, out, errs := run(t, "run", "--impl", impl, "--run", tc.scenarios, "--timeout", "30s", "--handshake-timeout", "60s")
 			if code != ExitFail || !strings.Contains(out, tc.want) {
 				t.Errorf("exit %d, want %d and %q\n%s\n%s", code, ExitFail, tc.want, out, errs)
@@ -44,7 +44,7 @@ func TestRun_wireLiars(t *testing.T) {
 func TestRun_hiddenEnd(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " hides-end"
+	impl := python(t) + " " + filepath.Join("testdata", "liars", "wire_liar.py") + " hides-end"
 	code, out, errs := run(t, "run", "--impl", impl, "--run", "cancel.resume-after-safe-tool", "--timeout", "30s", "--handshake-timeout", "60s")
 	if code != ExitFail || !strings.Contains(out, "evidence: self-reported — the implementation stages what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)") {
 		t.Errorf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
@@ -62,7 +62,7 @@ func TestRun_hiddenEnd(t *testing.T) {
 func TestRun_capabilitiesPinned(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	impl := "python3 " + filepath.Join("testdata", "liars", "wire_liar.py") + " drops-capabilities"
+	impl := python(t) + " " + filepath.Join("testdata", "liars", "wire_liar.py") + " drops-capabilities"
 	sel := "outcome.*,events.*"
 	if !long() { // one scenario it still runs, one it no longer claims
 		sel = "outcome.normal-return,events.raw-and-repaired"
