@@ -418,10 +418,11 @@ func plainJSON(v any, depth int) bool {
 // percent-encodes such a URL and then cannot load the resource it was
 // given. Each schema compiles alone, so the name only labels messages.
 func resourceName(name string) string {
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-			return fmt.Sprintf("tool-%x", name)
-		}
+	if strings.Trim(name, urlSafe) == "" {
+		return name
 	}
-	return name
+	return fmt.Sprintf("tool-%x", name)
 }
+
+// urlSafe are the bytes a tool name may keep in its schema's URL.
+const urlSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."

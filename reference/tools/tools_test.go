@@ -273,3 +273,31 @@ func TestSchemaForModel_0006_D6(t *testing.T) {
 		t.Errorf("Lookup/default replay: %+v %v", s, ok)
 	}
 }
+
+// TestNewRegistry_0006_D6_keywords_inPointerOrder: a schema with several
+// uses outside the admitted keywords names each, in the order of their
+// JSON pointers, whatever order the schema's map yields them in, so one
+// schema always gets one message.
+func TestNewRegistry_0006_D6_keywords_inPointerOrder(t *testing.T) {
+	params := map[string]any{
+		"type":       "object",
+		"then":       map[string]any{"required": []any{"fee"}},
+		"if":         map[string]any{"properties": map[string]any{"express": map[string]any{"const": true}}},
+		"properties": map[string]any{"tags": map[string]any{"type": "array", "uniqueItems": true}},
+	}
+	_, err := tools.NewRegistry(tools.ToolSpec{Name: "ship", Parameters: params})
+	if err == nil {
+		t.Fatal("a schema using if, then and uniqueItems compiled")
+	}
+	msg := err.Error()
+	at := func(ptr string) int {
+		i := strings.Index(msg, "at "+ptr+": keyword")
+		if i < 0 {
+			t.Fatalf("the message does not name %s:\n%s", ptr, msg)
+		}
+		return i
+	}
+	if !(at("/if") < at("/properties/tags/uniqueItems") && at("/properties/tags/uniqueItems") < at("/then")) {
+		t.Errorf("keyword uses out of pointer order:\n%s", msg)
+	}
+}
