@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,12 +12,8 @@ import (
 // the kit and the example on its path.
 func pythonKernel(t *testing.T, args string) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("the journal liars are Python kernels, and there is no python3")
-	}
-	root, _ := filepath.Abs("../..")
-	path := filepath.Join(root, "adapters", "python") + string(os.PathListSeparator) + filepath.Join(root, "examples", "python")
-	return "PYTHONPATH=" + path + " LIAR_SHADOW=" + t.TempDir() + " " + python(t) + " " + args
+	exe := python(t) // skips, saying why, where there is no python3
+	return "PYTHONPATH=" + pythonPath(t) + " LIAR_SHADOW=" + t.TempDir() + " " + exe + " " + args
 }
 
 // TestExplore_journalLiars: kernels that look crash-safe without resuming

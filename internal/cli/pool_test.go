@@ -99,15 +99,13 @@ func readPoolStarts(t *testing.T, path string) poolStarts {
 // starts to a new file (returned); env adds VAR=value settings.
 func poolCommand(t *testing.T, env ...string) (impl, starts string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
-	}
+	exe := python(t) // skips, saying why, where there is no python3
 	if runtime.GOOS != "linux" {
 		t.Skip("the pool's checks read /proc")
 	}
 	starts = filepath.Join(t.TempDir(), "starts")
 	env = append([]string{"PYTHONPATH=" + pythonPath(t), "POLYLOOP_STARTS=" + starts}, env...)
-	return strings.Join(env, " ") + " " + python(t) + " " + filepath.Join("testdata", "impls", "pool-server.py"), starts
+	return strings.Join(env, " ") + " " + exe + " " + filepath.Join("testdata", "impls", "pool-server.py"), starts
 }
 
 // pythonPath is the PYTHONPATH of the kit and the example kernel.
