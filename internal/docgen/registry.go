@@ -18,17 +18,21 @@ type Generator struct {
 	// docs/README's list and of a stale block's message.
 	Source string
 	Make   func(*Env) (string, error)
+	// Runs says the generator builds the CLI and runs it over the
+	// protocol (minutes on 2 cores, not seconds): a product check, which
+	// Refresh leaves to the long tier unless asked (Options.Runs).
+	Runs bool
 }
 
 // Generators is the registry: every name a block may carry.
 func Generators() []Generator {
 	return []Generator{
-		{"suite-size", "the embedded scenarios and goldens (scenarios.LoadAll, trajectories.Goldens)", suiteSize},
-		{"evidence", "two runs of the whole suite over the protocol, `serve-reference` and `serve-reference --plain` (report counts, transcripts)", evidence},
-		{"evidence-short", "the same two runs, the counts only", evidenceShort},
-		{"crash-points", "`explore --impl \"polyloop-conform serve-reference\" --run 'resume.*'`'s summary", crashPoints},
-		{"trajectory-fields", "trajectories/trajectory.schema.json (trajectories.Fields)", trajectoryFields},
-		{"trajectory-presence", "the presence table in internal/docgen/presence.go, each condition held to every golden", trajectoryPresence},
+		{"suite-size", "the embedded scenarios and goldens (scenarios.LoadAll, trajectories.Goldens)", suiteSize, false},
+		{"evidence", "two runs of the whole suite over the protocol, `serve-reference` and `serve-reference --plain` (report counts, transcripts)", evidence, true},
+		{"evidence-short", "the same two runs, the counts only", evidenceShort, true},
+		{"crash-points", "`explore --impl \"polyloop-conform serve-reference\" --run 'resume.*'`'s summary", crashPoints, true},
+		{"trajectory-fields", "trajectories/trajectory.schema.json (trajectories.Fields)", trajectoryFields, false},
+		{"trajectory-presence", "the presence table in internal/docgen/presence.go, each condition held to every golden", trajectoryPresence, false},
 	}
 }
 
@@ -94,14 +98,32 @@ func Documents(root string) ([]string, error) {
 	return out, nil
 }
 
-// Refresh recomputes every generated block of the documents under root.
-// It returns the stale blocks; with write, it also rewrites them in
+// Options says what one Refresh does.
+type Options struct {
+	// Write rewrites the stale blocks in place.
+	Write bool
+	// Runs recomputes the blocks whose generator runs the CLI
+	// (Generator.Runs); without it their blocks are only checked to name
+	// a generator, and Refresh reports them in Unchecked.
+	Runs bool
+}
+
+// Result is what one Refresh found.
+type Result struct {
+	Stale []Stale
+	// Unchecked names the blocks left alone without Options.Runs, as
+	// file:line (name).
+	Unchecked []string
+}
+
+// Refresh recomputes every generated block of the documents under root
+// and returns the stale ones; with opt.Write, it also rewrites them in
 // place. A block naming no generator is an error naming file:line and
 // the known names.
-func Refresh(ctx context.Context, root string, write bool) ([]Stale, error) {
+func Refresh(ctx context.Context, root string, opt Options) (Result, error) {
 	tmp, err := os.MkdirTemp("", "polyloop-docgen-*")
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	defer os.RemoveAll(tmp)
 	env := &Env{Ctx: ctx, Root: root, Tmp: tmp}
@@ -114,43 +136,48 @@ func Refresh(ctx context.Context, root string, write bool) ([]Stale, error) {
 	made := map[string]string{}
 	docs, err := Documents(root)
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	var stale []Stale
+	var res Result
 	for _, doc := range docs {
 		data, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
-			return nil, err
+			return Result{}, err
 		}
 		blocks, err := Blocks(doc, data)
 		if err != nil {
-			return nil, err
+			return Result{}, err
 		}
 		texts := make([]string, len(blocks))
 		changed := false
 		for i, b := range blocks {
 			g, ok := gens[b.Name]
 			if !ok {
-				return nil, fmt.Errorf("%s:%d: no generator is named %q; the registry (internal/docgen, Generators) has %s", doc, b.Line, b.Name, strings.Join(names, ", "))
+				return Result{}, fmt.Errorf("%s:%d: no generator is named %q; the registry (internal/docgen, Generators) has %s", doc, b.Line, b.Name, strings.Join(names, ", "))
+			}
+			if g.Runs && !opt.Runs {
+				texts[i] = b.Text(data)
+				res.Unchecked = append(res.Unchecked, fmt.Sprintf("%s:%d (%s)", doc, b.Line, b.Name))
+				continue
 			}
 			text, ok := made[b.Name]
 			if !ok {
 				if text, err = g.Make(env); err != nil {
-					return nil, fmt.Errorf("%s:%d: generator %q: %w", doc, b.Line, b.Name, err)
+					return Result{}, fmt.Errorf("%s:%d: generator %q: %w", doc, b.Line, b.Name, err)
 				}
 				made[b.Name] = text
 			}
 			texts[i] = text
 			if have := b.Text(data); have != text {
 				changed = true
-				stale = append(stale, Stale{File: doc, Line: b.Line, Name: b.Name, Have: have, Want: text})
+				res.Stale = append(res.Stale, Stale{File: doc, Line: b.Line, Name: b.Name, Have: have, Want: text})
 			}
 		}
-		if write && changed {
+		if opt.Write && changed {
 			if err := writeFile(filepath.Join(root, doc), Replace(data, blocks, texts)); err != nil {
-				return nil, err
+				return Result{}, err
 			}
 		}
 	}
-	return stale, nil
+	return res, nil
 }
