@@ -18,6 +18,10 @@ import (
 // missing browser fails instead of skipping.
 func chromium(t *testing.T) string {
 	t.Helper()
+	// A browser start costs seconds of CPU on 2 cores: the rendered page is
+	// a product check. The page's content is pinned without a browser by
+	// the report package's HTML tests.
+	requireLong(t, "opens the report in headless Chromium")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -569,9 +569,7 @@ func TestImplementationStderrPerScenario(t *testing.T) {
 // (which once rewrote 64 goldens from another implementation).
 func TestUpdateRefusesAForeignImplementation(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the conformance suite")
-	}
+	requireLong(t, "builds the conformance suite's test binary (a link of ginkgo and the reference)")
 	bin := filepath.Join(t.TempDir(), "conformance.test")
 	build := exec.Command("go", "test", "-c", "-o", bin, "../../conformance")
 	if out, err := build.CombinedOutput(); err != nil {

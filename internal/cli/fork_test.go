@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 // NEVER action again on resume must still be caught through it; and the
 // fork server must save work: fewer interpreter starts than the same
 // exploration with --no-fork, where every process is a new interpreter.
+// The --no-fork half (a Python start for every kill) runs under
+// POLYLOOP_LONG=1; the fast tier checks the catch and that the fork
+// server left the kills to forks (fewer starts than the crash points).
 func TestForkServer_catchesANeverReplay(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
@@ -23,7 +27,7 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 	t.Parallel()
 	root, _ := filepath.Abs("../..")
 	path := filepath.Join(root, "adapters", "python") + string(os.PathListSeparator) + filepath.Join(root, "examples", "python")
-	starts := map[string]int{}
+	starts, points := map[string]int{}, 0
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -31,19 +35,30 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 		{"fork server", []string{"explore"}},
 		{"no fork", []string{"explore", "--no-fork"}},
 	} {
+		if tc.name == "no fork" && !long() {
+			break
+		}
 		file := filepath.Join(t.TempDir(), "starts")
+		report := filepath.Join(t.TempDir(), "report.json")
 		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + file + " " + python(t) + " " + filepath.Join("testdata", "impls", "python-never-replayed.py")
-		args := append(tc.flags, "--impl", impl, "--run", "resume.never-not-replayed", "--handshake-timeout", "60s")
+		// The NEVER scenario with the fewest journal points (10).
+		args := append(tc.flags, "--impl", impl, "--run", "resume.never-crash-before-intent", "--handshake-timeout", "60s", "--format", "json", "--out", report)
 		code, out, errs := run(t, args...)
-		if code != ExitFail || !strings.Contains(out, "resume.never-not-replayed") || !strings.Contains(out, "0002.D4") {
-			t.Errorf("%s: a NEVER action replayed on resume passed: exit %d\n%s\n%s", tc.name, code, out, errs)
+		rep, _ := os.ReadFile(report)
+		if code != ExitFail || !strings.Contains(string(rep), `"resume.never-crash-before-intent"`) || !strings.Contains(string(rep), "0002.D4") {
+			t.Errorf("%s: a NEVER action replayed on resume passed: exit %d\n%s\n%s\n%s", tc.name, code, out, errs, rep)
 		}
 		data, _ := os.ReadFile(file)
 		starts[tc.name] = strings.Count(string(data), "\n")
+		points = explorePoints(t, report)
 	}
-	t.Logf("interpreter starts: fork server %d, --no-fork %d", starts["fork server"], starts["no fork"])
-	if f, n := starts["fork server"], starts["no fork"]; f < 2 || f >= n {
-		t.Errorf("interpreter starts: %d with the fork server, %d with --no-fork; the fork server must start fewer (and at least its server and one resume)", f, n)
+	f, n := starts["fork server"], starts["no fork"]
+	t.Logf("interpreter starts: fork server %d, --no-fork %d (%d crash points)", f, n, points)
+	if f < 2 || f >= 2*points {
+		t.Errorf("interpreter starts: %d with the fork server for %d crash points; it must start at least its server and one resume, and fork the killed runs", f, points)
+	}
+	if long() && f >= n {
+		t.Errorf("interpreter starts: %d with the fork server, %d with --no-fork; the fork server must start fewer", f, n)
 	}
 }
 
@@ -81,4 +96,26 @@ func TestDeadlineCrossesTheWire(t *testing.T) {
 	if !strings.Contains(string(tr), `"type":"cancel","call":`) || !strings.Contains(string(tr), `"deadline":true`) {
 		t.Errorf("the runner's cancel does not say deadline:\n%s", tr)
 	}
+}
+
+// explorePoints is the crash points a JSON report of explore counts.
+func explorePoints(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Scenarios []struct {
+			CrashPoints int `json:"crash_points"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	n := 0
+	for _, sc := range r.Scenarios {
+		n += sc.CrashPoints
+	}
+	return n
 }

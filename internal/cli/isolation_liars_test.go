@@ -32,13 +32,18 @@ func TestIsolation_liars(t *testing.T) {
 	for _, mode := range []string{"shm", "daemon"} {
 		for _, cmd := range []string{"run", "explore"} {
 			t.Run(mode+"/"+cmd, func(t *testing.T) {
+				if cmd == "explore" {
+					// The same namespaces as run, which pins the catch;
+					// every exploration in go test runs isolated too.
+					requireLong(t, "explores a Python liar at every point")
+				}
 				t.Parallel()
-				code, out, errs := run(t, cmd, "--impl", isolationLiar(t, mode), "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s")
+				code, out, errs := run(t, cmd, "--impl", isolationLiar(t, mode), "--run", "resume.crash-before-end", "--timeout", "30s", "--handshake-timeout", "60s")
 				if code != ExitFail {
 					t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, out, errs)
 				}
 				if !strings.Contains(out, "0 passed, 1 failed") || !strings.Contains(out, "0002.D3") {
-					t.Errorf("the report does not fail resume.safe-replayed on 0002.D3:\n%s", out)
+					t.Errorf("the report does not fail resume.crash-before-end on 0002.D3:\n%s", out)
 				}
 				if strings.Contains(out, "not isolated") || strings.Contains(out, "without isolation") {
 					t.Errorf("the report says a process was not isolated on a machine that isolates:\n%s", out)
@@ -57,7 +62,13 @@ func TestIsolation_honest(t *testing.T) {
 		t.Skip("isolation needs Linux namespaces")
 	}
 	impl := pythonKernel(t, "-m polyloop_example")
-	code, out, errs := run(t, "run", "--impl", impl, "--run", "resume.*", "--timeout", "30s", "--handshake-timeout", "60s")
+	// The whole family under POLYLOOP_LONG=1; otherwise one SAFE replay
+	// and one resume of a second phase, each a Python start per process.
+	sel := "resume.safe-replayed,resume.crash-in-second-phase"
+	if long() {
+		sel = "resume.*"
+	}
+	code, out, errs := run(t, "run", "--impl", impl, "--run", sel, "--timeout", "30s", "--handshake-timeout", "60s")
 	if code != ExitOK || strings.Contains(out, "isolation") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -31,8 +31,10 @@ func TestExplore_journalLiars(t *testing.T) {
 		want []string
 	}{
 		// The real journal in a shadow keyed by the journal_dir path: the
-		// resumed process is given another path (0002.D1, 0002.D3).
-		{"shadow-dir", []string{"explore", "--run", "resume.never-not-replayed"}, []string{"(0002.D3)"}},
+		// resumed process is given another path (0002.D1, 0002.D3). run
+		// resumes once; explore (long) at every point.
+		{"shadow-dir", []string{"run", "--run", "resume.crash-before-end"}, []string{"FAIL resume.crash-before-end", "resume.from: want step, got start", "0002.D3"}},
+		{"shadow-dir", []string{"explore", "--run", "resume.crash-before-end"}, []string{"(0002.D3)"}},
 		// The journal in memory mapped MAP_SHARED before the fork server
 		// forks, keyed by the spec: resumes fork from another server.
 		{"mapshared", []string{"explore", "-p", "1", "--run", "resume.never-not-replayed"}, []string{"(0002.D3)"}},
@@ -46,9 +48,9 @@ func TestExplore_journalLiars(t *testing.T) {
 		// phase: the mail goes out twice.
 		{"phase-replay", []string{"run", "--run", "resume.never-in-second-phase"}, []string{"FAIL resume.never-in-second-phase", "resume_outcome_unknown", "0002.D4"}},
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
-			if tc.mode == "mapshared" { // shadow-dir pins 0002.D3 through explore in go test
-				requireLong(t, "explore through a Python kernel at every point, one process at a time")
+		t.Run(tc.mode+"/"+tc.args[0], func(t *testing.T) {
+			if tc.args[0] == "explore" { // run pins each mistake in go test
+				requireLong(t, "explore through a Python kernel at every point")
 			}
 			t.Parallel()
 			args := append(tc.args, "--impl", pythonKernel(t, liar+" "+tc.mode), "--timeout", "60s", "--handshake-timeout", "60s")
@@ -85,11 +87,22 @@ func TestExplore_powerLoss(t *testing.T) {
 			[]string{"the cut lost", "record 1 (run_started)", "reported written (its after point) but not durable", "0002.D1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "python example" {
+			switch tc.name {
+			case "python example":
 				requireLong(t, "the Python example kernel under strace is a check of the example, not of the runner")
+			case "no fsync":
+				// Each unsynced span multiplies the disk states (47 here, a
+				// Python process under strace each); internal/powerloss's
+				// TestPowerLossCatchesWhatKillsCannot and TestReplay_calls
+				// pin the loss, and TestExplore_powerLossVariants/o-dsync
+				// traces a Python kernel end to end in the fast tier.
+				requireLong(t, "a lying Python kernel under strace at every disk state")
 			}
 			t.Parallel()
-			args := []string{"explore", "--power-loss", "--run", "resume.safe-replayed", "--timeout", "60s", "--handshake-timeout", "60s"}
+			// resume.crash-before-end: the fewest journal records of a
+			// resume scenario (10 points), and each disk state a process
+			// under strace.
+			args := []string{"explore", "--power-loss", "--run", "resume.crash-before-end", "--timeout", "60s", "--handshake-timeout", "60s"}
 			if tc.impl != "" {
 				args = append(args, "--impl", pythonKernel(t, tc.impl))
 			}
@@ -111,6 +124,7 @@ func TestExplore_powerLoss(t *testing.T) {
 // unfinished NEVER intent when it resumes a later phase is caught at the
 // points between that intent and its result.
 func TestExplore_phases(t *testing.T) {
+	requireLong(t, "explores 42 points of two phases over the protocol; the fast tier pins each phase rule through run (TestExplore_journalLiars)")
 	t.Parallel()
 	selfImpl(t)
 	code, out, errs := runBuilt(t, "explore", "--run", "resume.never-in-second-phase", "--timeout", "60s")
@@ -120,7 +134,6 @@ func TestExplore_phases(t *testing.T) {
 	// The liar's mistake is pinned through run by TestExplore_journalLiars
 	// (phase-replay); here explore meets it at every point, a Python
 	// process for each.
-	requireLong(t, "explore through a Python kernel at every point of both phases")
 	liar := pythonKernel(t, filepath.Join("testdata", "liars", "journal_liar.py")+" phase-replay")
 	code, out, errs = runBuilt(t, "explore", "--impl", liar, "--run", "resume.never-in-second-phase", "--timeout", "60s", "--handshake-timeout", "60s")
 	if code != ExitFail || !strings.Contains(out, "send:after:action_intent:step1: phase send:") || !strings.Contains(out, "0002.D4") {
@@ -132,10 +145,13 @@ func TestExplore_phases(t *testing.T) {
 // in ways the reference does not are judged by the file system's rules,
 // not by the shape of one syscall (testdata/durable/variants.py says how
 // each writes). The honest ones pass every disk state, and run and
-// explore too; the two that only look durable fail, naming 0002.D1. One
-// honest variant runs in the fast tier; the rest are a Python process
-// under strace per disk state.
+// explore too; the two that only look durable fail, naming 0002.D1. Each
+// is a Python process under strace per disk state: the long tier. The
+// rules are pinned without strace by internal/powerloss (TestReplay_calls
+// has O_DSYNC, writev, rename and the lies), and
+// TestExplore_powerLoss/reference traces end to end in go test.
 func TestExplore_powerLossVariants(t *testing.T) {
+	requireLong(t, "a Python kernel under strace for every disk state")
 	if err := systrace.Available(); err != nil {
 		t.Skip(err) // the sentence says what to install
 	}
@@ -156,9 +172,6 @@ func TestExplore_powerLossVariants(t *testing.T) {
 		{"phase-nosync", phased, false, []string{"phase 1 record 1 (run_started)", "reported written (its after point) but not durable", "0002.D1"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			if tc.mode != "o-dsync" {
-				requireLong(t, "a Python kernel under strace for every disk state")
-			}
 			t.Parallel()
 			impl := pythonKernel(t, variants+" "+tc.mode)
 			code, out, errs := runBuilt(t, "explore", "--power-loss", "--run", tc.scenario, "-p", "4", "--timeout", "60s", "--handshake-timeout", "60s", "--impl", impl)

@@ -300,8 +300,8 @@ func workerProblems(t *testing.T, env ...string) []string {
 	case <-time.After(10 * time.Second):
 		problems = append(problems, "the server's stdout is still open 10 s after its death: a worker holds it")
 	}
-	if alive := waitGone(ahead, 10*time.Second); alive != "" {
-		problems = append(problems, fmt.Sprintf("worker %d outlived its server by 10 s: %s", ahead, alive))
+	if alive := waitGone(ahead, 5*time.Second); alive != "" {
+		problems = append(problems, fmt.Sprintf("worker %d outlived its server by 5 s: %s", ahead, alive))
 	}
 	return problems
 }
@@ -358,13 +358,15 @@ func waitGone(pid int, limit time.Duration) string {
 // save the server and the worker each pool keeps ahead. The whole of
 // resume.* under POLYLOOP_LONG=1, one small scenario otherwise.
 func TestPoolServer_explore(t *testing.T) {
+	// Two explorations of a Python pool; the fast tier pins the pool's
+	// rules with TestPoolServer_startsOnFirstFork and _workers, and the
+	// fork server's saving with TestForkServer_catchesANeverReplay.
+	requireLong(t, "explores a Python pool and --no-fork side by side")
 	t.Parallel()
-	sel := "resume.torn-tail-before-point"
-	if long() {
-		// A decoy, a phase and a NEVER intent: the pool's cases without a
-		// whole-family sweep of a Python kernel twice over (CI's time).
-		sel += ",resume.crash-in-second-phase,resume.never-not-replayed"
-	}
+	// A torn tail, a decoy, a phase and a NEVER intent: the pool's cases
+	// without a whole-family sweep of a Python kernel twice over (CI's
+	// time).
+	sel := "resume.torn-tail-before-point,resume.crash-in-second-phase,resume.never-not-replayed"
 	type outcome struct {
 		starts poolStarts
 		report []map[string]any

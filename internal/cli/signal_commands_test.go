@@ -225,10 +225,23 @@ func TestSignalSelfcheckIsNoFailure(t *testing.T) {
 		t.Skip("a serve-reference from another test is still running")
 	}
 	out := filepath.Join(t.TempDir(), "report.json")
+	// Three scenarios, so the baseline run before the first deviation
+	// takes a moment, not the whole suite over the protocol (4 s on 2
+	// cores, in a test that runs alone).
+	scen := t.TempDir()
+	for _, id := range []string{"outcome.normal-return", "resume.safe-replayed", "validation.unknown-tool"} {
+		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(scen, id+".yaml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The signal comes once a deviation's run has started its process.
 	mutant := func() bool { return len(serveReferences(exe, " --mutant")) > 0 }
 	got := interruptMidRun(t, syscall.SIGTERM, mutant, func() []string { return serveReferences(exe, "") },
-		"selfcheck", "--impl", exe+" serve-reference", "-p", "2", "--format", "json", "--out", out)
+		"selfcheck", "--impl", exe+" serve-reference", "--scenarios", scen, "-p", "2", "--format", "json", "--out", out)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)

@@ -163,8 +163,9 @@ func TestExploreOverTheProtocol(t *testing.T) {
 	// detector; explore's concurrency is race-tested in process by
 	// TestExploreCatchesANeverReplay and internal/crashpoint.
 	sel := "resume.never-*,resume.safe-*,resume.torn-*"
-	if !long() { // one of each kind
-		sel = "resume.never-not-replayed,resume.safe-replayed,resume.torn-tail"
+	if !long() { // one of each kind, each the smallest of its kind
+		// (resume.torn-tail holds a SAFE action and a torn record).
+		sel = "resume.never-crash-before-intent,resume.torn-tail"
 	}
 	code, out, errs := runBuilt(t, "explore", "--impl", exe+" serve-reference", "--run", sel, "-p", "4")
 	if code != ExitOK || !strings.Contains(out, "0 failed points") || strings.Contains(out, " 0 crash points") {
@@ -179,8 +180,8 @@ func TestExploreCatchesANeverReplay(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
 	var out, errb bytes.Buffer
-	code := Main(t.Context(), []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-not-replayed", "-p", "4"}, strings.NewReader(""), &out, &errb)
-	for _, want := range []string{"FAIL resume.never-not-replayed", "before:action_result:step2: handler send_mail ran 2 times across both processes, want 1 (0002.D4"} {
+	code := Main(t.Context(), []string{"explore", "--impl", "sh testdata/impls/replays-never.sh", "--run", "resume.never-crash-before-intent", "-p", "4"}, strings.NewReader(""), &out, &errb)
+	for _, want := range []string{"FAIL resume.never-crash-before-intent", "before:action_result:step1: handler send_mail ran 2 times across both processes, want 1 (0002.D4"} {
 		if code != ExitFail || !strings.Contains(out.String(), want) {
 			t.Errorf("exit %d, want %q in:\n%s\n%s", code, want, out.String(), errb.String())
 		}

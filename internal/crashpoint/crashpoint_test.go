@@ -106,6 +106,12 @@ func TestExploreCatchesNeverReplayed(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	t.Run("over the protocol", func(t *testing.T) {
+		// Builds the CLI (a link, seconds on 2 cores) for one scenario
+		// that internal/cli's TestExploreCatchesANeverReplay already
+		// explores over the protocol in the fast tier.
+		if os.Getenv("POLYLOOP_LONG") != "1" {
+			t.Skip("builds the CLI to explore over the protocol; POLYLOOP_LONG=1 runs it (.ci/run sets it)")
+		}
 		catchesNeverReplayed(t, startReference(t, "--mutant", "never-replayed"))
 	})
 	t.Run("in process", func(t *testing.T) {
