@@ -38,21 +38,33 @@ type withSetup struct{ m *testing.M }
 
 func (w withSetup) Run() int {
 	// The implementations the tests start (serve-reference, and the
-	// scripts in testdata/impls through $POLYLOOP_REF) are one build of
-	// the CLI without the race detector: they are the implementation
-	// under test, started hundreds of times, and a race-instrumented
-	// child costs several times as much to start. The code they run is
-	// race-tested in process here and in internal/protocol.
-	dir, err := os.MkdirTemp("", "polyloop-cli-test-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer os.RemoveAll(dir)
-	ref = filepath.Join(dir, "polyloop-conform")
-	if out, err := exec.Command("go", "build", "-o", ref, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build polyloop-conform for the subprocess tests: %v\n%s", err, out)
-		return 2
+	// scripts in testdata/impls through $POLYLOOP_REF) are the CLI
+	// without the race detector: they are the implementation under test,
+	// started hundreds of times, and a race-instrumented child costs
+	// several times as much to start. The code they run is race-tested in
+	// process here and in internal/protocol. Without -race this test
+	// binary is that CLI (POLYLOOP_TEST_SERVE=1, TestMain), and no link is
+	// spent before the first test; under -race the CLI is built once.
+	if !raceOn {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		ref = self
+		os.Setenv("POLYLOOP_TEST_SERVE", "1")
+	} else {
+		dir, err := os.MkdirTemp("", "polyloop-cli-test-*")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
+		ref = filepath.Join(dir, "polyloop-conform")
+		if out, err := exec.Command("go", "build", "-o", ref, "../../cmd/polyloop-conform").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build polyloop-conform for the subprocess tests: %v\n%s", err, out)
+			return 2
+		}
 	}
 	os.Setenv("POLYLOOP_REF", ref)
 	// Most of these tests wait on implementation processes, not on the
@@ -79,6 +91,9 @@ func TestScripts(t *testing.T) {
 		// The implementations in testdata, and the built CLI they start.
 		env.Setenv("TESTDATA", testdata)
 		env.Setenv("POLYLOOP_REF", ref)
+		if v := os.Getenv("POLYLOOP_TEST_SERVE"); v != "" { // ref is this test binary
+			env.Setenv("POLYLOOP_TEST_SERVE", v)
+		}
 		return nil
 	}})
 }
