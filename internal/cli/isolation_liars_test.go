@@ -62,12 +62,9 @@ func TestIsolation_honest(t *testing.T) {
 		t.Skip("isolation needs Linux namespaces")
 	}
 	impl := pythonKernel(t, "-m polyloop_example")
-	// The whole family under POLYLOOP_LONG=1; otherwise one SAFE replay
-	// and one resume of a second phase, each a Python start per process.
+	// One SAFE replay and one resume of a second phase; .ci/run's Python
+	// step runs the whole suite, this family included, isolated as here.
 	sel := "resume.safe-replayed,resume.crash-in-second-phase"
-	if long() {
-		sel = "resume.*"
-	}
 	code, out, errs := run(t, "run", "--impl", impl, "--run", sel, "--timeout", "30s", "--handshake-timeout", "60s")
 	if code != ExitOK || strings.Contains(out, "isolation") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errs)
