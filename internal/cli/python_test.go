@@ -20,8 +20,18 @@ var interpreter = sync.OnceValues(func() (string, error) {
 })
 
 // python is the interpreter's path for an --impl command line; a test
-// without python3 on the PATH is skipped, saying so.
+// without python3 on the PATH is skipped, saying so. It runs with -S (no
+// site module): the kernels here are standard library only and find the
+// kit on PYTHONPATH, and a site-packages .pth (this machine has one that
+// imports certifi) costs about 0.1 s of CPU per start, hundreds of starts
+// per test run.
 func python(t *testing.T) string {
+	t.Helper()
+	return pythonExe(t) + " -S"
+}
+
+// pythonExe is the interpreter's path alone, for exec.Command.
+func pythonExe(t *testing.T) string {
 	t.Helper()
 	exe, err := interpreter()
 	if err != nil {

@@ -111,7 +111,9 @@ class Pool:
         # why in the runner's log, which is not the protocol stream.
         # close_fds (the default) keeps every other worker's pipe out.
         mistake = os.environ.get("POOL_MISTAKE")
-        worker = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", self.name],
+        # The server's own interpreter flags (-S) hold for its workers.
+        flags = ["-S"] if sys.flags.no_site else []
+        worker = subprocess.Popen([sys.executable, *flags, os.path.abspath(__file__), "--worker", self.name],
                                   stdin=subprocess.PIPE,
                                   stdout=None if mistake == "stdout" else subprocess.DEVNULL,
                                   start_new_session=mistake != "group")
