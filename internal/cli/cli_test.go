@@ -115,7 +115,18 @@ func run(t *testing.T, args ...string) (int, string, string) {
 // the runner's own code is race-tested by the tests that call run.
 func runBuilt(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runBuiltEnv(t, nil, args...)
+}
+
+// runBuiltEnv is runBuilt with env (VAR=value) added to the CLI's
+// environment: a parallel test's way to set what the runner reads from
+// its environment, which t.Setenv allows only in a test that runs alone.
+func runBuiltEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(ref, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

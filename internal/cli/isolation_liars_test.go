@@ -75,10 +75,10 @@ func TestIsolation_honest(t *testing.T) {
 // (forced here with POLYLOOP_NO_ISOLATION=1), the /dev/shm liar's resume
 // is not isolated and passes on its own word: --require observed (the
 // default) fails it, naming the isolation; --require none lists it as
-// resting on the implementation and passes. Not parallel: it sets the
-// runner's environment.
+// resting on the implementation and passes. The runner is a process of
+// its own, given the variable, so the test runs in parallel.
 func TestIsolation_unavailable(t *testing.T) {
-	t.Setenv(isolate.NoIsolationEnv, "1")
+	t.Parallel()
 	impl := isolationLiar(t, "shm")
 	t.Cleanup(func() {
 		// Not isolated, the liar wrote its copies into this machine's
@@ -96,7 +96,7 @@ func TestIsolation_unavailable(t *testing.T) {
 		{"observed", ExitFail, "the resume's isolation"},
 		{"none", ExitOK, "1 self-reported"},
 	} {
-		code, out, errs := run(t, "run", "--require", tc.require, "--impl", impl, "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s")
+		code, out, errs := runBuiltEnv(t, []string{isolate.NoIsolationEnv + "=1"}, "run", "--require", tc.require, "--impl", impl, "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s")
 		if code != tc.code || !strings.Contains(out, tc.want) {
 			t.Errorf("--require %s: exit %d, want %d, and a report saying %q\n%s\n%s", tc.require, code, tc.code, tc.want, out, errs)
 		}
