@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyloop/polyloop-conform/internal/systrace"
 )
 
 // These tests send SIGINT or SIGTERM to the built binary in the middle of
@@ -296,5 +298,44 @@ func TestSignalVerifyIsNoFailure(t *testing.T) {
 		if !strings.Contains(got.stdout, want) {
 			t.Errorf("no %q in:\n%s\n%s", want, got.stdout, got.stderr)
 		}
+	}
+}
+
+// TestSignalPowerLossIsNoFailure: SIGINT while explore --power-loss traces
+// a hanging implementation under strace exits 130; the JSON report marks
+// the scenario the signal stopped interrupted, the ones never started
+// not run, and cites no decision; neither the implementation nor its
+// tracer outlives the command.
+func TestSignalPowerLossIsNoFailure(t *testing.T) {
+	if err := systrace.Available(); err != nil {
+		t.Skip(err) // the sentence says what to install
+	}
+	if len(implProcesses(t)) > 0 {
+		t.Skip("a hang.sh from another test is still running")
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	tracers := func() []string {
+		left := hangProcesses()
+		dirs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+			if err == nil && strings.HasPrefix(string(cmdline), "strace\x00") && strings.Contains(string(cmdline), "hang.sh") {
+				left = append(left, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+		}
+		return left
+	}
+	got := interruptMidRun(t, syscall.SIGINT, hangSleeping, tracers,
+		"explore", "--power-loss", "--impl", "sh testdata/impls/hang.sh", "--run", "resume.safe-replayed,resume.crash-before-end", "-p", "1", "--timeout", "60s", "--format", "json", "--out", out)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)
+	}
+	r := noFailureJSON(t, data)
+	if r.Counts.Interrupted != 1 || r.NotRun != 1 {
+		t.Errorf("%d interrupted, %d not run; want 1 and 1:\n%s", r.Counts.Interrupted, r.NotRun, data)
+	}
+	if !strings.Contains(got.stdout, "1 interrupted") || strings.Contains(got.stdout, "1 failed") {
+		t.Errorf("summary:\n%s", got.stdout)
 	}
 }
