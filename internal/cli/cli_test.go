@@ -139,6 +139,23 @@ func runBuiltEnv(t *testing.T, env []string, args ...string) (int, string, strin
 	return code, out.String(), errb.String()
 }
 
+// scenarioDir is a new directory holding copies of the suite's scenarios
+// ids, for --scenarios: a small suite for a test about something else.
+func scenarioDir(t *testing.T, ids ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, id := range ids {
+		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+".yaml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // selfImpl returns the CLI binary that serves as an implementation over
 // the protocol (also $POLYLOOP_REF for the scripts in testdata/impls).
 func selfImpl(t *testing.T) string {

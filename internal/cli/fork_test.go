@@ -50,7 +50,7 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 		}
 		data, _ := os.ReadFile(file)
 		starts[tc.name] = strings.Count(string(data), "\n")
-		points = explorePoints(t, report)
+		points = explorePoints(t, report, rep)
 	}
 	f, n := starts["fork server"], starts["no fork"]
 	t.Logf("interpreter starts: fork server %d, --no-fork %d (%d crash points)", f, n, points)
@@ -98,13 +98,10 @@ func TestDeadlineCrossesTheWire(t *testing.T) {
 	}
 }
 
-// explorePoints is the crash points a JSON report of explore counts.
-func explorePoints(t *testing.T, path string) int {
+// explorePoints is the crash points a JSON report of explore (data, read
+// from path) counts.
+func explorePoints(t *testing.T, path string, data []byte) int {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r struct {
 		Scenarios []struct {
 			CrashPoints int `json:"crash_points"`

@@ -191,7 +191,7 @@ func workerProblems(t *testing.T, env ...string) []string {
 	t.Helper()
 	_, file := poolCommand(t)
 	dir := t.TempDir()
-	cmd := exec.Command(pythonExe(t), "-S", filepath.Join("testdata", "impls", "pool-server.py"))
+	cmd := exec.Command(pythonExe(t), noSite, filepath.Join("testdata", "impls", "pool-server.py"))
 	cmd.Env = append(os.Environ(), append([]string{"PYTHONPATH=" + pythonPath(t), "POLYLOOP_STARTS=" + file}, env...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -27,8 +27,11 @@ var interpreter = sync.OnceValues(func() (string, error) {
 // per test run.
 func python(t *testing.T) string {
 	t.Helper()
-	return pythonExe(t) + " -S"
+	return pythonExe(t) + " " + noSite
 }
+
+// noSite is the interpreter flag that leaves the site module out.
+const noSite = "-S"
 
 // pythonExe is the interpreter's path alone, for exec.Command.
 func pythonExe(t *testing.T) string {

@@ -49,15 +49,7 @@ func TestShardsMergeIntoTheWholeRun(t *testing.T) {
 	dir := t.TempDir()
 	// A suite of seven scenarios, so that each of three shards holds some
 	// and the whole run is not the suite's 130 four times over.
-	scen := filepath.Join(dir, "scenarios")
-	os.Mkdir(scen, 0o755)
-	for _, id := range []string{"outcome.normal-return", "outcome.env-error", "context.order", "parse.fenced-json", "resume.safe-replayed", "cancel.during-model-call", "validation.unknown-tool"} {
-		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(scen, id+".yaml"), data, 0o644)
-	}
+	scen := scenarioDir(t, "outcome.normal-return", "outcome.env-error", "context.order", "parse.fenced-json", "resume.safe-replayed", "cancel.during-model-call", "validation.unknown-tool")
 	for _, cmd := range []struct {
 		name string
 		args []string

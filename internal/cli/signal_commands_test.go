@@ -123,6 +123,17 @@ type jsonReport struct {
 	} `json:"scenarios"`
 }
 
+// report reads the JSON report the stopped command wrote to path and
+// holds it to noFailureJSON; it returns the report and its bytes.
+func (got interrupted) report(t *testing.T, path string) (jsonReport, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)
+	}
+	return noFailureJSON(t, data), data
+}
+
 // noFailureJSON fails the test when a JSON report of a stopped command
 // counts a failure, cites a decision for a stopped row, or is not marked
 // interrupted with the stopped rows counted apart.
@@ -156,11 +167,7 @@ func TestSignalRepeatIsNoFailure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	got := interruptMidRun(t, syscall.SIGTERM, hangSleeping, hangProcesses,
 		"run", "--impl", "sh testdata/impls/hang.sh", "--run", "resume.safe-replayed", "--repeat", "3", "--timeout", "60s", "--format", "json", "--out", out)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no report: %v\n%s", err, got.stderr)
-	}
-	r := noFailureJSON(t, data)
+	r, data := got.report(t, out)
 	if r.Counts.Interrupted != 1 {
 		t.Errorf("%d interrupted rows, want the one scenario:\n%s", r.Counts.Interrupted, data)
 	}
@@ -183,11 +190,7 @@ func TestSignalGenerateIsNoFailure(t *testing.T) {
 	out := filepath.Join(dir, "report.json")
 	got := interruptMidRun(t, syscall.SIGINT, hangSleeping, hangProcesses,
 		"generate", "--impl", "sh testdata/impls/hang.sh", "--count", "5", "--seed", "7", "--timeout", "60s", "--out", filepath.Join(dir, "found"), "--format", "json", "--report-out", out)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)
-	}
-	r := noFailureJSON(t, data)
+	r, data := got.report(t, out)
 	// The first case was stopped; the other four were never drawn.
 	if r.Counts.Interrupted != 1 || r.NotRun != 4 {
 		t.Errorf("%d interrupted, %d not run; want 1 and 4:\n%s", r.Counts.Interrupted, r.NotRun, data)
@@ -203,18 +206,7 @@ func TestSignalGenerateIsNoFailure(t *testing.T) {
 // serveReferences lists the running serve-reference processes of the
 // built binary whose arguments start with args.
 func serveReferences(exe, args string) []string {
-	var out []string
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil {
-			continue
-		}
-		if c := strings.ReplaceAll(string(cmdline), "\x00", " "); strings.HasPrefix(c, exe+" serve-reference"+args) {
-			out = append(out, filepath.Base(d)+": "+c)
-		}
-	}
-	return out
+	return processes(func(c string) bool { return strings.HasPrefix(c, exe+" serve-reference"+args) })
 }
 
 // TestSignalSelfcheckIsNoFailure: SIGTERM while selfcheck runs the suite
@@ -230,25 +222,12 @@ func TestSignalSelfcheckIsNoFailure(t *testing.T) {
 	// Three scenarios, so the baseline run before the first deviation
 	// takes a moment, not the whole suite over the protocol (4 s on 2
 	// cores, in a test that runs alone).
-	scen := t.TempDir()
-	for _, id := range []string{"outcome.normal-return", "resume.safe-replayed", "validation.unknown-tool"} {
-		data, err := os.ReadFile("../../scenarios/" + id + ".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(scen, id+".yaml"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scen := scenarioDir(t, "outcome.normal-return", "resume.safe-replayed", "validation.unknown-tool")
 	// The signal comes once a deviation's run has started its process.
 	mutant := func() bool { return len(serveReferences(exe, " --mutant")) > 0 }
 	got := interruptMidRun(t, syscall.SIGTERM, mutant, func() []string { return serveReferences(exe, "") },
 		"selfcheck", "--impl", exe+" serve-reference", "--scenarios", scen, "-p", "2", "--format", "json", "--out", out)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)
-	}
-	r := noFailureJSON(t, data)
+	r, data := got.report(t, out)
 	if r.Counts.Interrupted == 0 || r.NotRun == 0 {
 		t.Errorf("%d interrupted, %d not run; want the deviations under way and the rest:\n%s", r.Counts.Interrupted, r.NotRun, data)
 	}
@@ -315,23 +294,13 @@ func TestSignalPowerLossIsNoFailure(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "report.json")
 	tracers := func() []string {
-		left := hangProcesses()
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-			if err == nil && strings.HasPrefix(string(cmdline), "strace\x00") && strings.Contains(string(cmdline), "hang.sh") {
-				left = append(left, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-			}
-		}
-		return left
+		return append(hangProcesses(), processes(func(c string) bool {
+			return strings.HasPrefix(c, "strace ") && strings.Contains(c, "hang.sh")
+		})...)
 	}
 	got := interruptMidRun(t, syscall.SIGINT, hangSleeping, tracers,
 		"explore", "--power-loss", "--impl", "sh testdata/impls/hang.sh", "--run", "resume.safe-replayed,resume.crash-before-end", "-p", "1", "--timeout", "60s", "--format", "json", "--out", out)
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no report: %v\n%s\n%s", err, got.stdout, got.stderr)
-	}
-	r := noFailureJSON(t, data)
+	r, data := got.report(t, out)
 	if r.Counts.Interrupted != 1 || r.NotRun != 1 {
 		t.Errorf("%d interrupted, %d not run; want 1 and 1:\n%s", r.Counts.Interrupted, r.NotRun, data)
 	}

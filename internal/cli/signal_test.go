@@ -21,6 +21,14 @@ func implProcesses(t *testing.T) []string {
 	if t != nil {
 		t.Helper()
 	}
+	return processes(func(c string) bool {
+		return strings.Contains(c, marker) || strings.HasPrefix(c, "sh -c sh testdata/impls/hang.sh") || strings.HasPrefix(c, "sh testdata/impls/hang.sh")
+	})
+}
+
+// processes lists the running processes whose command line (arguments
+// joined by spaces) match accepts, each as "pid: command line".
+func processes(match func(cmdline string) bool) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var out []string
 	for _, d := range dirs {
@@ -28,8 +36,7 @@ func implProcesses(t *testing.T) []string {
 		if err != nil {
 			continue
 		}
-		c := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		if strings.Contains(c, marker) || strings.HasPrefix(c, "sh -c sh testdata/impls/hang.sh") || strings.HasPrefix(c, "sh testdata/impls/hang.sh") {
+		if c := strings.ReplaceAll(string(cmdline), "\x00", " "); match(c) {
 			out = append(out, filepath.Base(d)+": "+c)
 		}
 	}
@@ -113,20 +120,7 @@ func TestSignalStopsTheRun(t *testing.T) {
 func TestServeReferenceOutlivesNoRunner(t *testing.T) {
 	t.Parallel()
 	exe := selfImpl(t)
-	serving := func() []string {
-		var out []string
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-			if err != nil {
-				continue
-			}
-			if c := strings.ReplaceAll(string(cmdline), "\x00", " "); strings.HasPrefix(c, exe+" serve-reference --reword") {
-				out = append(out, filepath.Base(d)+": "+c)
-			}
-		}
-		return out
-	}
+	serving := func() []string { return serveReferences(exe, " --reword") }
 	if len(serving()) > 0 {
 		t.Skip("another test's serve-reference is running")
 	}
@@ -191,11 +185,7 @@ func TestExploreCatchesANeverReplay(t *testing.T) {
 // fails selfcheck with the decision that needs a sharper scenario.
 func TestSelfcheckNamesTheDecisionToSharpen(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for _, id := range []string{"outcome.normal-return", "resume.safe-replayed"} {
-		data, _ := os.ReadFile("../../scenarios/" + id + ".yaml")
-		os.WriteFile(filepath.Join(dir, id+".yaml"), data, 0o644)
-	}
+	dir := scenarioDir(t, "outcome.normal-return", "resume.safe-replayed")
 	code, out, errs := run(t, "selfcheck", "--scenarios", dir, "--mutant", "never-replayed")
 	if code != ExitFail || !strings.Contains(out, "FAIL: no scenario catches never-replayed; 0002.D4 needs a sharper scenario") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
