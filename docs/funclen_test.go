@@ -21,7 +21,6 @@ const maxFuncLines = 99
 // entry that no longer needs to be here is an error too, so the list
 // only shrinks.
 var longFuncs = map[string]string{
-	"internal/systrace/systrace.go parseCall":   "one switch with a case per family of traced system calls; issue 43 did not name it",
 	"internal/docgen/presence.go PresenceTable": "one literal with a row per trajectory field; issue 43 did not name it",
 }
 

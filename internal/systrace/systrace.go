@@ -202,57 +202,9 @@ func parseCall(s string) (Op, bool, error) {
 	a := &argReader{s: args}
 	switch name {
 	case "openat", "open", "creat":
-		if name == "openat" {
-			a.fd()
-		}
-		a.str()
-		flags := a.word()
-		if name == "creat" {
-			flags = "O_CREAT|O_WRONLY|O_TRUNC"
-		}
-		if !strings.Contains(flags, "O_WRONLY") && !strings.Contains(flags, "O_RDWR") {
-			return Op{}, false, a.err
-		}
-		_, path := parseFD(ret)
-		return Op{Kind: Open, Path: path, Create: strings.Contains(flags, "O_CREAT"), Trunc: strings.Contains(flags, "O_TRUNC"), Append: strings.Contains(flags, "O_APPEND"),
-			Durable: strings.Contains(flags, "O_SYNC") || strings.Contains(flags, "O_DSYNC")}, a.err == nil, a.err
-	case "write", "pwrite64":
-		fd, path := a.fd()
-		data := a.str()
-		op := Op{Kind: Write, Path: path, Data: data, Offset: -1}
-		if name == "pwrite64" {
-			a.word()
-			op.Offset, _ = strconv.ParseInt(a.word(), 10, 64)
-		}
-		if n, err := strconv.Atoi(strings.Fields(ret)[0]); err == nil && n < len(data) {
-			op.Data = data[:n] // a short write
-		}
-		if fd == 1 {
-			op.Kind, op.Path = Stdout, ""
-		}
-		return op, a.err == nil, a.err
-	case "writev", "pwritev", "pwritev2":
-		fd, path := a.fd()
-		data := a.iovec()
-		op := Op{Kind: Write, Path: path, Data: data, Offset: -1}
-		if name != "writev" {
-			a.word() // iovcnt
-			op.Offset, _ = strconv.ParseInt(a.word(), 10, 64)
-		}
-		if name == "pwritev2" {
-			flags := a.word()
-			op.Durable = strings.Contains(flags, "RWF_SYNC") || strings.Contains(flags, "RWF_DSYNC")
-			if strings.Contains(flags, "RWF_APPEND") || op.Offset == -1 {
-				op.Offset = -1
-			}
-		}
-		if n, err := strconv.Atoi(strings.Fields(ret)[0]); err == nil && n < len(op.Data) {
-			op.Data = op.Data[:n]
-		}
-		if fd == 1 {
-			op.Kind, op.Path = Stdout, ""
-		}
-		return op, a.err == nil, a.err
+		return openOp(name, ret, a)
+	case "write", "pwrite64", "writev", "pwritev", "pwritev2":
+		return writeOp(name, ret, a)
 	case "sendfile", "sendfile64", "copy_file_range", "splice":
 		// The bytes moved come from another file, a pipe or a memfd;
 		// strace prints how many, never which.
@@ -301,6 +253,58 @@ func parseCall(s string) (Op, bool, error) {
 		return Op{Kind: Unlink, Path: join(dir, string(a.str()))}, a.err == nil, a.err
 	}
 	return Op{}, false, nil // mkdir: directories are taken as durable
+}
+
+// openOp reads an open for writing: what it creates or truncates, and
+// O_SYNC/O_DSYNC, which make each write durable on return. An open for
+// reading changes nothing this package follows.
+func openOp(name, ret string, a *argReader) (Op, bool, error) {
+	if name == "openat" {
+		a.fd()
+	}
+	a.str()
+	flags := a.word()
+	if name == "creat" {
+		flags = "O_CREAT|O_WRONLY|O_TRUNC"
+	}
+	if !strings.Contains(flags, "O_WRONLY") && !strings.Contains(flags, "O_RDWR") {
+		return Op{}, false, a.err
+	}
+	_, path := parseFD(ret)
+	return Op{Kind: Open, Path: path, Create: strings.Contains(flags, "O_CREAT"), Trunc: strings.Contains(flags, "O_TRUNC"), Append: strings.Contains(flags, "O_APPEND"),
+		Durable: strings.Contains(flags, "O_SYNC") || strings.Contains(flags, "O_DSYNC")}, a.err == nil, a.err
+}
+
+// writeOp reads write, pwrite64, writev, pwritev and pwritev2: the bytes
+// (cut to the count returned, for a short write), the offset of the
+// positioned ones, RWF_SYNC/RWF_DSYNC of pwritev2, and a write to fd 1,
+// which is the protocol stream, not a file.
+func writeOp(name, ret string, a *argReader) (Op, bool, error) {
+	fd, path := a.fd()
+	op := Op{Kind: Write, Path: path, Offset: -1}
+	if name == "write" || name == "pwrite64" {
+		op.Data = a.str()
+	} else {
+		op.Data = a.iovec()
+	}
+	if name != "write" && name != "writev" {
+		a.word() // the count, or iovcnt
+		op.Offset, _ = strconv.ParseInt(a.word(), 10, 64)
+	}
+	if name == "pwritev2" {
+		flags := a.word()
+		op.Durable = strings.Contains(flags, "RWF_SYNC") || strings.Contains(flags, "RWF_DSYNC")
+		if strings.Contains(flags, "RWF_APPEND") || op.Offset == -1 {
+			op.Offset = -1
+		}
+	}
+	if n, err := strconv.Atoi(strings.Fields(ret)[0]); err == nil && n < len(op.Data) {
+		op.Data = op.Data[:n] // a short write
+	}
+	if fd == 1 {
+		op.Kind, op.Path = Stdout, ""
+	}
+	return op, a.err == nil, a.err
 }
 
 func renameOp(name string, a *argReader) (Op, bool, error) {
