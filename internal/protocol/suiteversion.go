@@ -4,4 +4,4 @@ package protocol
 
 // SuiteVersion is the suite's version, sent in the runner's hello; its
 // manifest is docs/versions/<SuiteVersion>.json (docs/versioning.md).
-const SuiteVersion = "0.2.0"
+const SuiteVersion = "0.3.0"
