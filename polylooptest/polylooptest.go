@@ -19,7 +19,10 @@ package polylooptest
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/implproc"
@@ -29,29 +32,61 @@ import (
 
 // Run runs the suite against k in process, one parallel subtest of t per
 // scenario. A scenario that needs a capability k does not claim is
-// skipped. In process, a resume runs in the same process as the run it
-// resumes, so no kill clears what the kernel kept in memory: resume
-// verdicts are self-reported, and fail under the default evidence
-// requirement unless RequireNone is given; RunCommand judges them in
-// processes of their own.
+// skipped. Each run is a polyloopkit.Serve session in the test's own
+// process; the resume after a crash point or a cancelled run, which must
+// not share the memory of the run that stopped, is a new process: the test
+// binary itself, started again with -test.run naming t, in which this same
+// call serves k over the stdio protocol (polyloopkit.Main) instead of
+// judging it. So the code before Run in the test function runs in that
+// process too: keep it cheap, and free of side effects.
 func Run(t *testing.T, k polyloopkit.Kernel, opts ...Option) {
 	t.Helper()
+	if os.Getenv(serveEnv) == t.Name() {
+		k.NoForkServer = true
+		polyloopkit.Main(k) // the resuming process: it exits when the runner is done
+	}
 	cfg, err := configure(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &inproc.Driver{Kernel: k}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("polylooptest: the test binary, to resume runs in a process of their own: %v", err)
+	}
+	name := t.Name()
+	d := &inproc.Driver{Kernel: k, Resumer: &implproc.Client{
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe, "-test.run="+exactly(name))
+			cmd.Env = append(os.Environ(), serveEnv+"="+name)
+			return cmd
+		},
+		Logs: os.Stderr,
+	}}
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatalf("polylooptest: kernel %q: %v", k.Name, err)
 	}
 	cfg.run(t, d)
 }
 
+// serveEnv names, in a process the test binary starts to resume a run,
+// the test whose Run serves the kernel instead of judging it.
+const serveEnv = "POLYLOOPTEST_SERVE"
+
+// exactly is a -test.run pattern that selects the test named name and
+// no other.
+func exactly(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
 // RunCommand runs the suite against the implementation that cmdline
 // starts (through /bin/sh -c, in a process group of its own) over the
 // stdio protocol, as `polyloop-conform run --impl cmdline` does: crash
 // points kill real processes, and a resume is a new process. Its stderr
-// goes to the test log.
+// goes to the test's stderr.
 func RunCommand(t *testing.T, cmdline string, opts ...Option) {
 	t.Helper()
 	cfg, err := configure(opts)
@@ -60,7 +95,7 @@ func RunCommand(t *testing.T, cmdline string, opts ...Option) {
 	}
 	c := &implproc.Client{
 		Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) },
-		Logs:    logWriter{t},
+		Logs:    os.Stderr,
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -69,12 +104,4 @@ func RunCommand(t *testing.T, cmdline string, opts ...Option) {
 	}
 	t.Cleanup(c.Close)
 	cfg.run(t, c)
-}
-
-// logWriter copies the implementation's stderr to the test's log.
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Logf("%s", p)
-	return len(p), nil
 }

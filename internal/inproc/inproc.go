@@ -6,10 +6,13 @@
 // adapter. A kill ends the session's input; the kit then parks the
 // kernel's goroutine at its next call, so it writes nothing more.
 //
-// What a process gives and a goroutine cannot: a resume shares the
-// test's memory with the session that was killed, so every resume is
-// reported not isolated (its verdict rests on the kernel's word), and a
-// kernel that ignores the timeout keeps its goroutine.
+// What a process gives and a goroutine cannot: a session resumed in the
+// test's process shares its memory with the one that was killed, so
+// Driver.Resumer runs every resume in a process of its own (the test
+// binary serving the same kernel over stdio); without it the resume is
+// in process and reported not isolated (its verdict rests on the kernel's
+// word). A goroutine the kernel started itself, or a kernel that ignores
+// its timeout, keeps running after the kill.
 package inproc
 
 import (
@@ -23,6 +26,7 @@ import (
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/journalfile"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/polyloopkit"
@@ -33,7 +37,10 @@ import (
 // Driver runs scenarios on a kit Kernel in process.
 type Driver struct {
 	Kernel polyloopkit.Kernel
-	hello  *protocol.Message
+	// Resumer, when set, starts the processes that resume a stopped run
+	// (implproc.Client.ResumeOn); nil resumes in process.
+	Resumer *implproc.Client
+	hello   *protocol.Message
 }
 
 // Start shakes hands with one session, so Name and Capabilities come
@@ -93,6 +100,13 @@ func (d *Driver) runWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 			return nil, err
 		}
 		x.SetTornRecord(record)
+	}
+	if d.Resumer != nil {
+		resume, err := x.Resumes(out)
+		if err != nil || !resume {
+			return out, err
+		}
+		return d.Resumer.ResumeOn(wait, x, sc, env)
 	}
 	for {
 		resume, err := x.Resumes(out)

@@ -9,14 +9,11 @@ import (
 	"github.com/polyloop/polyloop-conform/polylooptest"
 )
 
-// TestConformance judges the kernel in process: `go test -run
-// 'Conformance/^resume\.' -v` runs and names the resume family. In process
-// a resume shares the test's memory with the run it resumes, so its
-// verdict rests on the kernel's word: RequireNone lets it pass here, and
-// TestConformanceCommand gives the proof.
+// TestConformance judges the kernel in process (each resume in a process
+// of its own): `go test -run 'Conformance/^resume\.' -v` runs and names
+// the resume family.
 func TestConformance(t *testing.T) {
 	polylooptest.Run(t, kernel.New(),
-		polylooptest.RequireNone(),
 		polylooptest.Capabilities("json-actions", "resume", "cancellation", "events", "wire-sink", "journal-lines"),
 		polylooptest.Since("0.1.0"),
 		polylooptest.Report("json", filepath.Join(t.TempDir(), "conformance.json")))
