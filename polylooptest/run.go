@@ -134,6 +134,9 @@ func (c *config) conclude(t *testing.T, rep *report.Report, d engine.Driver, all
 		}
 	}
 	rep.NotRun = len(all) - len(rep.Rows)
+	if p, ok := d.(interface{ Problems() []string }); ok {
+		rep.Errors = append(rep.Errors, p.Problems()...) // the runner's own: a fork server that stopped
+	}
 	claimClaims(rep, d.Capabilities(), c.capabilities)
 	report.ApplyKnownFailing(rep, c.known, ids)
 	if rep.NotRun == 0 {

@@ -70,6 +70,15 @@ func (d *Driver) Capabilities() []string {
 	return d.hello.Capabilities
 }
 
+// Problems are the runner's own failures while resuming (a fork server
+// that stopped, a transcript not written).
+func (d *Driver) Problems() []string {
+	if d.Resumer == nil {
+		return nil
+	}
+	return d.Resumer.Problems()
+}
+
 // Run implements engine.Driver.
 func (d *Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env) (*trajectories.Trajectory, error) {
 	return d.runWith(ctx, sc, env, protocol.RunOptions{})
