@@ -37,8 +37,9 @@ import (
 // not share the memory of the run that stopped, is a new process: the test
 // binary itself, started again with -test.run naming t, in which this same
 // call serves k over the stdio protocol (polyloopkit.Main) instead of
-// judging it. So the code before Run in the test function runs in that
-// process too: keep it cheap, and free of side effects.
+// judging it. So the code before Run in the test function (and TestMain)
+// runs in that process too: keep it cheap, free of side effects, and
+// silent on stdout, which there carries the protocol.
 func Run(t *testing.T, k polyloopkit.Kernel, opts ...Option) {
 	t.Helper()
 	if os.Getenv(serveEnv) == t.Name() {

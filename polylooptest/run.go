@@ -68,10 +68,11 @@ func (c *config) run(t *testing.T, d engine.Driver) {
 func (c *config) judge(ctx context.Context, suite *engine.Suite, d engine.Driver, sc *scenarios.Scenario) report.Row {
 	res := suite.Run(ctx, d, sc)
 	row := report.RowOf(sc, res)
-	if row.Verdict == report.Fail || row.Verdict == report.Pass {
-		if res.Trajectory != nil && row.Verdict == report.Fail {
-			row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory)
-		}
+	if res.Trajectory != nil && row.Verdict == report.Fail {
+		row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory) // the HTML report's timeline
+	}
+	if s, ok := d.(interface{ Stderr(id string) string }); ok {
+		row.Stderr = s.Stderr(sc.ID) // the implementation's, over the protocol
 	}
 	one := &report.Report{Rows: []report.Row{row}}
 	if !c.requireNone {
