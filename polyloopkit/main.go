@@ -45,9 +45,9 @@ func Main(k Kernel) {
 			os.Exit(1)
 		}
 	} else if !k.NoForkServer {
-		p := &pool{}
-		defer p.close()
-		s.fork = p.hand
+		// A worker ahead exits when this process does, by any death: the
+		// only write end of its private pipe closes with it.
+		s.fork = (&pool{}).hand
 	}
 	w := bufio.NewWriter(out)
 	s.out = flushing{w}
@@ -137,13 +137,6 @@ func (p *pool) hand(m *incoming) (int, error) {
 	return w.cmd.Process.Pid, nil
 }
 
-func (p *pool) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ahead != nil {
-		p.ahead.pipe.Close() // it reads the end and exits
-	}
-}
 
 // startWorker starts this executable again as a worker, in a process
 // group of its own, its stdout the null device, reaped when it exits.
