@@ -137,7 +137,6 @@ func (p *pool) hand(m *incoming) (int, error) {
 	return w.cmd.Process.Pid, nil
 }
 
-
 // startWorker starts this executable again as a worker, in a process
 // group of its own, its stdout the null device, reaped when it exits.
 func startWorker() (*worker, error) {
