@@ -18,7 +18,6 @@
 package polylooptest
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"regexp"
@@ -63,10 +62,11 @@ func Run(t *testing.T, k polyloopkit.Kernel, opts ...Option) {
 		},
 		Logs: os.Stderr,
 	}}
-	if err := d.Start(context.Background()); err != nil {
+	ctx := cfg.interruptible(t)
+	if err := d.Start(ctx); err != nil {
 		t.Fatalf("polylooptest: kernel %q: %v", k.Name, err)
 	}
-	cfg.run(t, d)
+	cfg.run(t, ctx, d)
 }
 
 // serveEnv names, in a process the test binary starts to resume a run,
@@ -98,11 +98,10 @@ func RunCommand(t *testing.T, cmdline string, opts ...Option) {
 		Command: func() *exec.Cmd { return exec.Command("/bin/sh", "-c", cmdline) },
 		Logs:    os.Stderr,
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	t.Cleanup(stop)
+	ctx := cfg.interruptible(t)
 	if err := c.Start(ctx); err != nil {
 		t.Fatalf("polylooptest: %q: %v", cmdline, err)
 	}
 	t.Cleanup(c.Close)
-	cfg.run(t, c)
+	cfg.run(t, ctx, c)
 }

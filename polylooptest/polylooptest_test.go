@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/polyloop/polyloop-conform/polyloopkit"
 	"github.com/polyloop/polyloop-conform/polyloopkit/refkernel"
@@ -24,6 +25,7 @@ const (
 	helperOnly   = "POLYLOOPTEST_HELPER_ONLY"
 	helperKnown  = "POLYLOOPTEST_HELPER_KNOWN"
 	helperReport = "POLYLOOPTEST_HELPER_REPORT"
+	helperMarker = "POLYLOOPTEST_HELPER_MARKER"
 )
 
 // TestHelperJudge is the child: it runs only when a test below starts it.
@@ -68,7 +70,15 @@ func kernels() map[string]polyloopkit.Kernel {
 		started.Store(true)
 		return honest.Run(ctx, spec, seams)
 	}
-	return map[string]polyloopkit.Kernel{"honest": honest, "ends-elsewhere": endsElsewhere, "from-memory": fromMemory}
+	// blocks says it started, in the file helperMarker names, and never
+	// answers: the run is in flight until something stops it.
+	blocks := refkernel.Kernel()
+	blocks.Run = func(ctx context.Context, spec polyloopkit.Spec, seams *polyloopkit.Seams) (*trajectories.Trajectory, error) {
+		os.WriteFile(os.Getenv(helperMarker), nil, 0o644)
+		<-make(chan struct{})
+		return nil, nil
+	}
+	return map[string]polyloopkit.Kernel{"honest": honest, "ends-elsewhere": endsElsewhere, "from-memory": fromMemory, "blocks": blocks}
 }
 
 // judge runs the child on kernel over ids and returns its verbose output
@@ -89,6 +99,7 @@ func judge(t *testing.T, kernel string, ids []string, env ...string) (string, bo
 // version and what moved since the version named, each scenario a subtest
 // of its own; the honest kernel passes the same slice.
 func TestRun_failureNamesScenarioDecisionAndVersion(t *testing.T) {
+	t.Parallel()
 	ids := []string{"completion.by-tool", "budget.zero-cap-refused"}
 	out, ok := judge(t, "honest", ids)
 	if !ok || !strings.Contains(out, "--- PASS: TestHelperJudge/completion.by-tool") {
@@ -109,6 +120,7 @@ func TestRun_failureNamesScenarioDecisionAndVersion(t *testing.T) {
 // A resume runs in a process of its own: a kernel that resumes from what
 // the stopped run left in memory fails, in process as over the protocol.
 func TestRun_resumeInAProcessOfItsOwn(t *testing.T) {
+	t.Parallel()
 	out, ok := judge(t, "from-memory", []string{"resume.crash-after-run-started"})
 	if ok || !strings.Contains(out, "nothing in memory to resume from") {
 		t.Fatalf("a kernel that resumes from memory was not caught:\n%s", out)
@@ -118,6 +130,7 @@ func TestRun_resumeInAProcessOfItsOwn(t *testing.T) {
 // The known-failing list skips a listed failure with its reason, fails a
 // listed pass as stale, and the report is written where Report says.
 func TestRun_knownFailingAndReport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	known := filepath.Join(dir, "known.txt")
 	os.WriteFile(known, []byte("completion.by-tool  # issue 7: the end is wrong\nbudget.zero-cap-refused  # listed, but it passes\n"), 0o644)
@@ -135,5 +148,42 @@ func TestRun_knownFailingAndReport(t *testing.T) {
 	data, err := os.ReadFile(rep)
 	if err != nil || !strings.Contains(string(data), `"polyloop.report/v1"`) || !strings.Contains(string(data), `"known_failing"`) {
 		t.Errorf("the JSON report (%v):\n%.400s", err, data)
+	}
+}
+
+// Ctrl-C during the suite stops the scenarios in flight, skips the rest,
+// writes the report marked interrupted, fails the test, and leaves no
+// journal directory behind.
+func TestRun_interruptLeavesAReport(t *testing.T) {
+	t.Parallel()
+	dir, tmp := t.TempDir(), t.TempDir()
+	marker, rep := filepath.Join(dir, "started"), filepath.Join(dir, "report.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperJudge$", "-test.v", "-test.parallel=1")
+	cmd.Env = append(os.Environ(), helperKernel+"=blocks", helperOnly+"=resume.crash-after-run-started,completion.by-tool",
+		helperMarker+"="+marker, helperReport+"="+rep, "TMPDIR="+tmp)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("an interrupted suite passed:\n%s", out.String())
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil || !strings.Contains(string(data), `"interrupted": true`) {
+		t.Fatalf("no report marked interrupted (%v): %.300s\n%s", err, data, out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted by a signal") || !strings.Contains(out.String(), "not run: a signal stopped the suite") {
+		t.Errorf("the test output does not say the suite was interrupted:\n%s", out.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the interrupted suite left %d file(s) in TMPDIR, %s first", len(left), left[0].Name())
 	}
 }

@@ -28,7 +28,7 @@ type judged struct {
 
 // run judges d: one subtest per scenario, then, once all have finished,
 // the run-level checks and the report.
-func (c *config) run(t *testing.T, d engine.Driver) {
+func (c *config) run(t *testing.T, ctx context.Context, d engine.Driver) {
 	t.Helper()
 	all, err := scenarios.LoadEmbedded()
 	if err != nil {
@@ -47,14 +47,17 @@ func (c *config) run(t *testing.T, d engine.Driver) {
 		rep.Require = "none"
 	}
 	got := &judged{rows: map[string]report.Row{}}
-	t.Cleanup(func() { c.conclude(t, rep, d, all, got) })
+	t.Cleanup(func() { rep.Interrupted = ctx.Err() != nil; c.conclude(t, rep, d, all, got) })
 	for _, sc := range all {
 		if c.only != nil && !c.only(sc.ID) {
 			continue
 		}
 		t.Run(sc.ID, func(t *testing.T) {
 			t.Parallel()
-			row := c.judge(t.Context(), suite, d, sc)
+			if ctx.Err() != nil {
+				t.Skip("not run: a signal stopped the suite")
+			}
+			row := c.judge(ctx, suite, d, sc)
 			got.mu.Lock()
 			got.rows[sc.ID] = row
 			got.mu.Unlock()
@@ -68,6 +71,11 @@ func (c *config) run(t *testing.T, d engine.Driver) {
 func (c *config) judge(ctx context.Context, suite *engine.Suite, d engine.Driver, sc *scenarios.Scenario) report.Row {
 	res := suite.Run(ctx, d, sc)
 	row := report.RowOf(sc, res)
+	if row.Verdict == report.Fail && ctx.Err() != nil {
+		// Stopped by the signal, not judged: no finding, no decision.
+		row.Verdict, row.Note = report.Interrupted, "interrupted by a signal before it finished"
+		row.Problems, row.Decisions = nil, nil
+	}
 	if res.Trajectory != nil && row.Verdict == report.Fail {
 		row.Trajectory, _ = trajectories.MarshalCompact(res.Trajectory) // the HTML report's timeline
 	}
@@ -92,6 +100,8 @@ func (c *config) verdict(t *testing.T, d engine.Driver, row report.Row) {
 		t.Skip(row.Note)
 	case report.KnownFailing:
 		t.Skip(row.Note)
+	case report.Interrupted:
+		t.Error(row.Note)
 	case report.Stale:
 		t.Error(row.Note)
 	case report.Fail:
@@ -142,6 +152,9 @@ func (c *config) conclude(t *testing.T, rep *report.Report, d engine.Driver, all
 	report.ApplyKnownFailing(rep, c.known, ids)
 	if rep.NotRun == 0 {
 		rep.RequireEvidence()
+	}
+	if rep.Interrupted {
+		t.Errorf("polylooptest (suite %s): interrupted by a signal: %d scenario(s) not run", protocol.SuiteVersion, rep.NotRun)
 	}
 	for _, e := range rep.Errors {
 		t.Errorf("polylooptest (suite %s): %s", protocol.SuiteVersion, e)

@@ -41,11 +41,15 @@ type Driver struct {
 	// (implproc.Client.ResumeOn); nil resumes in process.
 	Resumer *implproc.Client
 	hello   *protocol.Message
+	// base is the runner's context, from Start: when it ends (a signal),
+	// every exchange stops and its session is killed.
+	base context.Context
 }
 
 // Start shakes hands with one session, so Name and Capabilities come
 // from the kernel's own hello.
 func (d *Driver) Start(ctx context.Context) error {
+	d.base = ctx
 	s, err := d.spawn(ctx)
 	if err != nil {
 		return err
@@ -85,7 +89,7 @@ func (d *Driver) Run(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env
 }
 
 func (d *Driver) runWith(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env, o protocol.RunOptions) (*trajectories.Trajectory, error) {
-	wait, cancel := waitContext(ctx)
+	wait, cancel := d.waitContext(ctx)
 	defer cancel()
 	x, err := protocol.NewExchange(ctx, wait, sc, env, d.Capabilities(), o)
 	if err != nil {
@@ -175,15 +179,21 @@ func (d *Driver) tornRecord(ctx context.Context, sc *scenarios.Scenario, seq int
 	return whole[seq-1], nil
 }
 
-// waitContext ends an exchange at ctx's deadline only: the engine
-// cancels ctx when a fake blocks, and the exchange must go on until the
-// kernel reports its cancelled run.
-func waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// waitContext ends an exchange at ctx's deadline, or when the runner
+// stops (the base context, a signal): the engine cancels ctx itself when a
+// fake blocks, and the exchange must go on until the kernel reports its
+// cancelled run.
+func (d *Driver) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(10 * time.Minute)
 	}
-	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	wait, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	if d.base == nil {
+		return wait, cancel
+	}
+	stop := context.AfterFunc(d.base, cancel)
+	return wait, func() { stop(); cancel() }
 }
 
 // current is the session a scenario runs on, killed at the deadline.
