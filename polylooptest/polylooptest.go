@@ -30,8 +30,9 @@ import (
 )
 
 // Run runs the suite against k in process, one parallel subtest of t per
-// scenario. A scenario that needs a capability k does not claim is
-// skipped. Each run is a polyloopkit.Serve session in the test's own
+// scenario, so k.Run is called from several goroutines at once (`go test
+// -parallel 1` runs one scenario at a time). A scenario that needs a
+// capability k does not claim is skipped. Each run is a polyloopkit.Serve session in the test's own
 // process; the resume after a crash point or a cancelled run, which must
 // not share the memory of the run that stopped, is a new process: the test
 // binary itself, started again with -test.run naming t, in which this same
