@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"sync"
 	"syscall"
 )
@@ -33,8 +32,6 @@ const workerEnv = "POLYLOOPKIT_FORK_WORKER"
 // the runner's shell and namespace set-up more than the start itself;
 // Kernel.NoForkServer turns it off.
 func Main(k Kernel) {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
 	in, out := io.Reader(os.Stdin), io.Writer(os.Stdout)
 	s := &session{k: k}
 	if os.Getenv(workerEnv) != "" {
@@ -51,7 +48,7 @@ func Main(k Kernel) {
 	}
 	w := bufio.NewWriter(out)
 	s.out = flushing{w}
-	if err := serve(ctx, s, in); err != nil {
+	if err := serve(context.Background(), s, in); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

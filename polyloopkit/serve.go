@@ -85,26 +85,24 @@ func serve(ctx context.Context, s *session, in io.Reader) error {
 	}
 	s.pending, s.early, s.ended = map[int]chan *incoming{}, map[int]*incoming{}, make(chan struct{})
 	defer close(s.ended)
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), maxLineBytes+1)
+	lines, readErr := readLines(in)
 	var running chan struct{} // closed when the current run has sent its result
-	for sc.Scan() {
-		if ctx.Err() != nil {
+	for {
+		var line []byte
+		select {
+		case <-ctx.Done():
 			return ctx.Err()
+		case l, ok := <-lines:
+			if !ok {
+				return <-readErr
+			}
+			line = l
 		}
 		var m incoming
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return fmt.Errorf("polyloopkit: not a protocol message (%v): %.120q", err, sc.Bytes())
+		if err := json.Unmarshal(line, &m); err != nil {
+			return fmt.Errorf("polyloopkit: not a protocol message (%v): %.120q", err, line)
 		}
-		switch m.Type {
-		case "hello":
-			if m.Protocol != ProtocolVersion {
-				return fmt.Errorf("polyloopkit: the runner speaks protocol %d, this kit %d", m.Protocol, ProtocolVersion)
-			}
-			if err := s.send(s.k.hello(s.fork != nil)); err != nil {
-				return err
-			}
-		case "run", "resume":
+		if m.Type == "run" || m.Type == "resume" {
 			if running != nil {
 				<-running // the runner sends the next run only after a result
 			}
@@ -113,17 +111,47 @@ func serve(ctx context.Context, s *session, in io.Reader) error {
 			}
 			running = make(chan struct{})
 			go s.runOne(ctx, &m, running)
-		case "model_result", "handler_result", "execute_result", "continue", "cancel", "event_result", "measure_result":
-			s.deliver(&m)
-		case "fork":
-			if err := s.forkOne(&m); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("polyloopkit: unknown message type %q from the runner", m.Type)
+			continue
+		}
+		if err := s.handle(&m); err != nil {
+			return err
 		}
 	}
-	return sc.Err()
+}
+
+// readLines reads in's lines in a goroutine of its own, so that Serve
+// can stop when its context ends; the channel closes at the end of in,
+// and readErr then holds why (nil at a clean end).
+func readLines(in io.Reader) (<-chan []byte, <-chan error) {
+	lines, readErr := make(chan []byte), make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64*1024), maxLineBytes+1)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		readErr <- sc.Err()
+	}()
+	return lines, readErr
+}
+
+// handle answers a message that is not a run: the handshake, an answer
+// to a call, a fork request.
+func (s *session) handle(m *incoming) error {
+	switch m.Type {
+	case "hello":
+		if m.Protocol != ProtocolVersion {
+			return fmt.Errorf("polyloopkit: the runner speaks protocol %d, this kit %d", m.Protocol, ProtocolVersion)
+		}
+		return s.send(s.k.hello(s.fork != nil))
+	case "model_result", "handler_result", "execute_result", "continue", "cancel", "event_result", "measure_result":
+		s.deliver(m)
+		return nil
+	case "fork":
+		return s.forkOne(m)
+	}
+	return fmt.Errorf("polyloopkit: unknown message type %q from the runner", m.Type)
 }
 
 // forkOne answers a fork message with the process the pool hands over.
