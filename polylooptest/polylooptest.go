@@ -67,7 +67,7 @@ func Run(t *testing.T, k polyloopkit.Kernel, opts ...Option) {
 	if err := d.Start(ctx); err != nil {
 		t.Fatalf("polylooptest: kernel %q: %v", k.Name, err)
 	}
-	cfg.run(t, ctx, d)
+	cfg.run(ctx, t, d)
 }
 
 // serveEnv names, in a process the test binary starts to resume a run,
@@ -104,5 +104,5 @@ func RunCommand(t *testing.T, cmdline string, opts ...Option) {
 		t.Fatalf("polylooptest: %q: %v", cmdline, err)
 	}
 	t.Cleanup(c.Close)
-	cfg.run(t, ctx, c)
+	cfg.run(ctx, t, c)
 }
