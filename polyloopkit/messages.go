@@ -157,11 +157,13 @@ type ModelResult struct {
 
 // HandlerCall runs a tool's scripted handler (schema: handler_call).
 type HandlerCall struct {
-	Type      string         `json:"type"`
-	Call      int            `json:"call"`
-	Phase     int            `json:"phase"`
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments,omitzero"`
+	Type  string `json:"type"`
+	Call  int    `json:"call"`
+	Phase int    `json:"phase"`
+	Tool  string `json:"tool"`
+	// Arguments as the handler received them; empty is left out, which
+	// means {} (docs/protocol.md).
+	Arguments map[string]any `json:"arguments,omitempty"`
 }
 
 // HandlerResult answers a HandlerCall: Output, Error or EnvError
@@ -186,8 +188,10 @@ type ExecuteCall struct {
 // is tool_call, code or none; Arguments is nil when the model's call had
 // no arguments object.
 type Action struct {
-	Kind      string         `json:"kind"`
-	Tool      string         `json:"tool,omitempty"`
+	Kind string `json:"kind"`
+	Tool string `json:"tool,omitempty"`
+	// Arguments is left out only when nil: {} and no arguments object at
+	// all are two different actions (0003.D6).
 	Arguments map[string]any `json:"arguments,omitzero"`
 	Code      string         `json:"code,omitempty"`
 }

@@ -58,20 +58,28 @@ type session struct {
 	next    int
 	pending map[int]chan *incoming
 	early   map[int]*incoming
-	ended   chan struct{} // closed when the runner's input ends
+	ended   chan struct{} // closed when the runner's input ends (endOnce)
+	endOnce sync.Once
+	// parked is closed once a call of the kernel's waits for an answer
+	// that can no longer come (parkOnce).
+	parked   chan struct{}
+	parkOnce sync.Once
 }
 
 // Serve speaks the protocol for k, reading the runner's messages from in
 // and writing the kernel's to out, until in ends or ctx is cancelled. It
 // runs one scenario at a time, each in a goroutine of its own.
 //
-// When in ends, Serve returns at once. A call the kernel is waiting on
-// then never returns, and a call it makes later blocks for ever: the
-// runner ends the input when it kills the process at a crash point, and
-// a killed process runs no more code, so it writes nothing more to its
-// journal. In a process of its own (Main) the process exits; in process
-// (package polylooptest) the goroutine stays parked until the test
-// binary exits.
+// When in ends, the answers already read are still given to the calls
+// they answer (a transcript's runner lines fed in one go replay the
+// exchange), and Serve returns once the scenario running has sent its
+// result, or is waiting for an answer that can no longer come. Such a
+// call never returns, nor does any call the kernel makes after it: the
+// runner ends the input when it kills the process at a crash point, and a
+// killed process runs no more code, so it writes nothing more to its
+// journal. In a process of its own (Main) the process then exits; in
+// process (package polylooptest) the goroutine stays parked until the
+// test binary exits.
 func Serve(ctx context.Context, k Kernel, in io.Reader, out io.Writer) error {
 	return serve(ctx, &session{k: k, out: out}, in)
 }
@@ -83,8 +91,8 @@ func serve(ctx context.Context, s *session, in io.Reader) error {
 	if s.k.Run == nil {
 		return errors.New("polyloopkit: the Kernel has no Run function")
 	}
-	s.pending, s.early, s.ended = map[int]chan *incoming{}, map[int]*incoming{}, make(chan struct{})
-	defer close(s.ended)
+	s.pending, s.early, s.ended, s.parked = map[int]chan *incoming{}, map[int]*incoming{}, make(chan struct{}), make(chan struct{})
+	defer s.end()
 	lines, readErr := readLines(in)
 	var running chan struct{} // closed when the current run has sent its result
 	for {
@@ -94,6 +102,13 @@ func serve(ctx context.Context, s *session, in io.Reader) error {
 			return ctx.Err()
 		case l, ok := <-lines:
 			if !ok {
+				s.end()
+				if running != nil {
+					select {
+					case <-running:
+					case <-s.parked:
+					}
+				}
 				return <-readErr
 			}
 			line = l
@@ -241,22 +256,14 @@ func (s *session) call(ctx context.Context, seams *Seams, release bool, build fu
 	}
 	s.mu.Unlock()
 	if err := s.send(build(n)); err != nil {
-		park() // the runner is gone: so is this process, as far as it knows
+		s.park() // the runner is gone: so is this process, as far as it knows
 	}
 	if !release {
 		ctx = context.Background()
 	}
+	var a *incoming
 	select {
-	case a := <-ch:
-		if a.Type != "cancel" {
-			return a, nil
-		}
-		if !release {
-			return nil, fmt.Errorf("polyloopkit: the runner cancelled call %d, which it must answer", n)
-		}
-		s.send(AnswerOnly{Type: "released", Call: n})
-		seams.stop(a.Deadline)
-		return nil, seams.ctxErr()
+	case a = <-ch:
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.pending, n)
@@ -264,12 +271,30 @@ func (s *session) call(ctx context.Context, seams *Seams, release bool, build fu
 		s.send(AnswerOnly{Type: "released", Call: n})
 		return nil, ctx.Err()
 	case <-s.ended:
-		park()
-		return nil, nil
+		select {
+		case a = <-ch: // read before the input ended
+		default:
+			s.park()
+		}
 	}
+	if a.Type != "cancel" {
+		return a, nil
+	}
+	if !release {
+		return nil, fmt.Errorf("polyloopkit: the runner cancelled call %d, which it must answer", n)
+	}
+	s.send(AnswerOnly{Type: "released", Call: n})
+	seams.stop(a.Deadline)
+	return nil, seams.ctxErr()
 }
+
+// end marks the runner's input as ended.
+func (s *session) end() { s.endOnce.Do(func() { close(s.ended) }) }
 
 // park blocks the calling goroutine for ever: the runner killed this
 // process (its input ended, or its output broke), and a killed process
 // runs no more of the kernel's code.
-func park() { select {} }
+func (s *session) park() {
+	s.parkOnce.Do(func() { close(s.parked) })
+	select {}
+}
