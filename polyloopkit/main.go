@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 )
 
 // workerEnv marks a process the fork server started as a worker: it
@@ -41,7 +40,7 @@ func Main(k Kernel) {
 			fmt.Fprintln(os.Stderr, "polyloopkit: fork worker:", err)
 			os.Exit(1)
 		}
-	} else if !k.NoForkServer {
+	} else if !k.NoForkServer && poolable {
 		// A worker ahead exits when this process does, by any death: the
 		// only write end of its private pipe closes with it.
 		s.fork = (&pool{}).hand
@@ -144,7 +143,7 @@ func startWorker() (*worker, error) {
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = ownSession()
 	pipe, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -14,7 +14,9 @@
 // runs the resume family, `-v` names every scenario. Run judges a
 // polyloopkit.Kernel in process, through the kit's protocol on in-memory
 // pipes (no process, no stdio); RunCommand judges a command line over the
-// stdio protocol, as `polyloop-conform run --impl` does.
+// stdio protocol, as `polyloop-conform run --impl` does. Like the runner,
+// it needs a Unix (process groups, named pipes); polyloopkit itself builds
+// everywhere, without its fork server where there are no process groups.
 package polylooptest
 
 import (
