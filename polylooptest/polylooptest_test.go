@@ -55,7 +55,7 @@ func kernels() map[string]polyloopkit.Kernel {
 	endsElsewhere.Run = func(ctx context.Context, spec polyloopkit.Spec, seams *polyloopkit.Seams) (*trajectories.Trajectory, error) {
 		tr, err := honest.Run(ctx, spec, seams)
 		if err == nil && tr.End != nil {
-			tr.End.Reason = "max_total_steps"
+			tr.End.Reason = "total_budget_exhausted"
 		}
 		return tr, err
 	}

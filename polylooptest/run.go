@@ -121,10 +121,8 @@ func failure(rerun string, d engine.Driver, row report.Row) string {
 	b.WriteString(":")
 	for _, p := range row.Problems {
 		fmt.Fprintf(&b, "\n  %s", p.Message)
-		if len(p.Decisions) > 0 {
-			fmt.Fprintf(&b, " [%s: %s]", p.Source, strings.Join(p.Decisions, ", "))
-		} else {
-			fmt.Fprintf(&b, " [%s]", p.Source)
+		if len(p.Decisions) > 0 && !strings.Contains(p.Message, p.Decisions[0]) {
+			fmt.Fprintf(&b, " (%s)", strings.Join(p.Decisions, ", ")) // the sentence does not cite them itself
 		}
 	}
 	fmt.Fprintf(&b, "\n  rerun: %s; the scenario and its decisions: polyloop-conform show %s", rerun, row.Scenario)
