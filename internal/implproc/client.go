@@ -293,5 +293,7 @@ func (r *runningChild) set(ch *child) {
 func (r *runningChild) signal() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ch.signalGroup()
+	if r.ch != nil { // nil before ResumeOn's first process is up
+		r.ch.signalGroup()
+	}
 }

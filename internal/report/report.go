@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,6 +175,9 @@ type Report struct {
 	// Rerun is the command line that reran this run, without --run; each
 	// failure is printed with it, narrowed to the scenario, plus --trace.
 	Rerun string `json:"rerun,omitempty"`
+	// GoTestRun, for a report polylooptest wrote, is the -run pattern of
+	// the test that ran the suite: a scenario reruns as its subtest.
+	GoTestRun string `json:"go_test_run,omitempty"`
 	// Selection is the --run patterns the scenarios were chosen by ("" for
 	// all); shards of one run share it, and merge checks that they do.
 	Selection string   `json:"selection,omitempty"`
@@ -416,6 +420,9 @@ func (r *Report) Sorted() []Row {
 
 // RerunCommand is the command that reruns one scenario with a trace.
 func (r *Report) RerunCommand(id string) string {
+	if r.GoTestRun != "" {
+		return fmt.Sprintf("go test -run '%s/^%s$' -v", r.GoTestRun, regexp.QuoteMeta(id))
+	}
 	base := r.Rerun
 	if base == "" {
 		base = "polyloop-conform run"
