@@ -58,7 +58,7 @@ const (
 	Truncate = "truncate" // Path cut to Size
 	Rename   = "rename"   // Path renamed to To
 	Unlink   = "unlink"   // Path removed
-	Stdout   = "stdout"   // Data written to file descriptor 1
+	Stdout   = "stdout"   // Data written to file descriptor 1 on the runner's pipe (Path)
 	// NotDurable is sync_file_range: it starts writeback of a range but
 	// waits for no metadata and flushes no device cache, so by rule it
 	// makes nothing durable (sync_file_range(2): "extremely dangerous").
@@ -173,7 +173,30 @@ func Parse(r io.Reader) ([]Op, error) {
 		return nil, err
 	}
 	// Drop the slots of lines to stdout that failed or never returned.
-	return slices.DeleteFunc(ops, func(o Op) bool { return o.Kind == "" }), nil
+	return onlyTheProtocolStream(slices.DeleteFunc(ops, func(o Op) bool { return o.Kind == "" })), nil
+}
+
+// onlyTheProtocolStream keeps, of the writes to file descriptor 1, those on
+// the runner's pipe, and turns the others into writes to their pipe: a
+// kernel started through a wrapper (a relay, a launcher, a shell pipeline)
+// has processes whose stdout is a pipe to that wrapper, which then writes
+// the same lines again on the runner's, and each journal point would count
+// twice. The runner's pipe is the one written last: every line a wrapper
+// relays reaches the runner after the process that wrote it, and the last
+// line of a run is its result, which the runner reads.
+func onlyTheProtocolStream(ops []Op) []Op {
+	stream, found := "", false
+	for i := len(ops) - 1; i >= 0 && !found; i-- {
+		if ops[i].Kind == Stdout {
+			stream, found = ops[i].Path, true
+		}
+	}
+	for i := range ops {
+		if ops[i].Kind == Stdout && ops[i].Path != stream {
+			ops[i].Kind = Write // to a pipe, never under a journal_dir
+		}
+	}
+	return ops
 }
 
 // splitReturn cuts "name(args) = ret" into "name(args" and "ret". strace
@@ -302,7 +325,7 @@ func writeOp(name, ret string, a *argReader) (Op, bool, error) {
 		op.Data = op.Data[:n] // a short write
 	}
 	if fd == 1 {
-		op.Kind, op.Path = Stdout, ""
+		op.Kind = Stdout // Path: the pipe, for onlyTheProtocolStream
 	}
 	return op, a.err == nil, a.err
 }

@@ -34,7 +34,7 @@ func TestParse(t *testing.T) {
 	}
 	want := []string{
 		"open /j/run/journal  ",
-		"stdout  {\"type\":\"journal_point\"}\n ",
+		"stdout pipe:[77] {\"type\":\"journal_point\"}\n ",
 		"write /j/run/journal ab\"c\\\n ", // a split call counts when it returns
 		"write /j/run/journal \x01\xe4 ",
 		"sync /j/run/journal  ",
@@ -47,6 +47,32 @@ func TestParse(t *testing.T) {
 	}
 	if !ops[0].Create || !ops[0].Append || ops[5].Offset != 7 || ops[6].Size != 5 {
 		t.Fatalf("flags, offset or size lost: %+v", ops)
+	}
+}
+
+// TestParse_relayedStdout: a kernel behind a relay (a JVM, Node.js or
+// native wrapper in speakers/) writes each journal point to its own stdout,
+// a pipe to the relay, which writes it again to the runner's. Only the
+// runner's pipe, the one written last, is the protocol stream; before, both
+// counted and power-loss exploration over a relay read every point twice
+// (and panicked on a record past the last).
+func TestParse_relayedStdout(t *testing.T) {
+	trace := `200 write(1<pipe:[10]>, "{\"type\":\"journal_point\",\"call\":1}\n", 34) = 34
+201 write(1<pipe:[20]>, "{\"type\":\"journal_point\",\"call\":1}\n", 34) = 34
+200 write(1<pipe:[10]>, "{\"type\":\"result\"}\n", 18) = 18
+201 write(1<pipe:[20]>, "{\"type\":\"result\"}\n", 18) = 18
+`
+	ops, err := Parse(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range ops {
+		got = append(got, o.Kind+" "+o.Path)
+	}
+	want := "write pipe:[10]|stdout pipe:[20]|write pipe:[10]|stdout pipe:[20]"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("ops %q, want %q", strings.Join(got, "|"), want)
 	}
 }
 
@@ -127,8 +153,8 @@ func TestParse_paddedResumedReturn(t *testing.T) {
 	want := []string{
 		"open /j/run/journal.jsonl ",
 		"sync /j/run ",
-		"stdout  {\"type\":\"journal_point\",\"call\":6}\n",
-		"stdout  {\"n\":1}\n",
+		"stdout pipe:[1794619] {\"type\":\"journal_point\",\"call\":6}\n",
+		"stdout pipe:[1794619] {\"n\":1}\n",
 		"write /j/run/journal.jsonl c8fb60c1 {}\n",
 		"sync /j/run/journal.jsonl ",
 		"sync_all  ",
