@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -203,7 +204,10 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 	}
 	traced := func(trace string) (crashpoint.Runner, func(), error) {
 		c := &implproc.Client{Command: func() *exec.Cmd { return systrace.Command(exec.Command("/bin/sh", "-c", cmdline), trace) },
-			Logs: s.err, HandshakeTimeout: *f.handshake, NoFork: true}
+			Logs: s.err, HandshakeTimeout: *f.handshake, NoFork: true,
+			// strace writes its trace, and the baseline its journal, in
+			// the directory of the trace: the traced machine carries it.
+			Carry: []string{filepath.Dir(trace)}}
 		if err := c.Start(ctx); err != nil {
 			return nil, nil, fmt.Errorf("start the implementation under strace: %w", err)
 		}
