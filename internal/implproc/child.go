@@ -38,7 +38,7 @@ type child struct {
 	// process it started. parts lists the parts its machine has.
 	machine bool
 	parts   []string
-	once     sync.Once
+	once    sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;

@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -75,7 +75,7 @@ type Client struct {
 	volumeErr error
 	// missing is the last set of missing machine parts reported.
 	missing string
-	forkMu           sync.Mutex
+	forkMu  sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
