@@ -62,12 +62,12 @@ func newChild(cmd *exec.Cmd, pid int, stdin io.WriteCloser, stdout io.Reader, lo
 // server when there is one, a new process otherwise, whose machine carries
 // the volume (Volume), where its runs' journal_dirs will be made.
 func (c *Client) spawn(tr *transcript) (*child, error) {
-	return c.spawnVia(tr, &c.zygote, []string{c.Volume()})
+	return c.spawnVia(tr, &c.zygote)
 }
 
 // spawnVia forks from the fork server *server when there is one, else
-// starts a new process on a machine that carries the directories carry.
-func (c *Client) spawnVia(tr *transcript, server **child, carry []string) (*child, error) {
+// starts a new process (start).
+func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
@@ -86,7 +86,7 @@ func (c *Client) spawnVia(tr *transcript, server **child, carry []string) (*chil
 		c.forkMu.Unlock()
 		zygote.Kill()
 	}
-	return c.start(tr, carry)
+	return c.start(tr)
 }
 
 // spawnResume starts the process that resumes a stopped run, whose
@@ -104,7 +104,7 @@ func (c *Client) spawnResume(tr *transcript, journal string) (*child, error) {
 	c.forkMu.Lock()
 	if c.zygote == nil || (c.isolates() && c.Command != nil) {
 		c.forkMu.Unlock()
-		ch, err := c.start(tr, []string{journal})
+		ch, err := c.startOn(tr, isolate.Options{Carry: []string{journal}, Mask: []string{c.Volume()}})
 		if ch != nil {
 			ch.resumer = true
 		}
@@ -112,22 +112,27 @@ func (c *Client) spawnResume(tr *transcript, journal string) (*child, error) {
 	}
 	if c.resumer == nil && !c.resumerTried {
 		c.resumerTried = true
-		if ch, err := c.start(nil, []string{c.Volume()}); err == nil {
+		if ch, err := c.start(nil); err == nil {
 			c.resumer = ch
 		}
 	}
 	c.forkMu.Unlock()
-	ch, err := c.spawnVia(tr, &c.resumer, []string{c.Volume()})
+	ch, err := c.spawnVia(tr, &c.resumer)
 	if ch != nil {
 		ch.resumer = true
 	}
 	return ch, err
 }
 
-// start starts a new process from Command, on a new machine that carries
-// the directories carry and Carry where the kernel allows, and shakes
-// hands.
-func (c *Client) start(tr *transcript, carry []string) (*child, error) {
+// start starts a new process from Command that may run first runs: its
+// machine carries the volume, where their journal_dirs will be made.
+func (c *Client) start(tr *transcript) (*child, error) {
+	return c.startOn(tr, isolate.Options{Carry: []string{c.Volume()}})
+}
+
+// startOn starts a new process from Command, on a new machine built as o
+// says (with Carry too) where the kernel allows, and shakes hands.
+func (c *Client) startOn(tr *transcript, o isolate.Options) (*child, error) {
 	if c.Command == nil {
 		return nil, errors.New("no command to start the implementation from")
 	}
@@ -136,7 +141,9 @@ func (c *Client) start(tr *transcript, carry []string) (*child, error) {
 	var m *isolate.Machine
 	level := c.refusals()
 	if c.isolates() {
-		m = isolate.Wrap(cmd, isolate.Options{Carry: append(slices.Clip(carry), c.Carry...), NoUserNS: level > 0})
+		wo := o
+		wo.Carry, wo.NoUserNS = append(append(slices.Clip(o.Carry), c.Carry...), c.Shared...), level > 0
+		m = isolate.Wrap(cmd, wo)
 	}
 	// Once the process is gone, stop waiting for its stderr and stdout
 	// to close: a detached child (setsid sleep &) may hold them for as
@@ -163,7 +170,7 @@ func (c *Client) start(tr *transcript, carry []string) (*child, error) {
 			// user namespaces off): say so once, and start every
 			// process with fewer of them from now on.
 			c.refused(level, err)
-			return c.start(tr, carry)
+			return c.startOn(tr, o)
 		}
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
@@ -171,6 +178,11 @@ func (c *Client) start(tr *transcript, carry []string) (*child, error) {
 	if m != nil {
 		ch.machine, ch.parts = true, m.Parts()
 		c.partsMissing(isolate.Missing(ch.parts))
+		if len(c.Shared) > 0 {
+			// A directory every machine carries (--carry, asked for: no
+			// problem of the run) is a disk they share.
+			ch.parts = slices.DeleteFunc(ch.parts, func(p string) bool { return p == isolate.PartFiles })
+		}
 	}
 	return c.handshake(ch, tr)
 }

@@ -57,6 +57,10 @@ type Client struct {
 	// Carry lists directories, besides the volume, that every process's
 	// machine carries at their own paths (a trace strace writes there).
 	Carry []string
+	// Shared lists directories every machine carries that the user named
+	// (run --carry): state crosses from process to process through them,
+	// so every machine is reported without its own files.
+	Shared []string
 
 	// zygote is the first process when it offers a fork server: it is
 	// never sent a run, only fork requests, one at a time (forkMu).
@@ -110,6 +114,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.base = ctx
 	ch, err := c.spawn(nil)
 	if err != nil {
+		c.Close() // the volume it made
 		return err
 	}
 	if slices.Contains(c.Capabilities(), protocol.ForkServer) && !c.NoFork {
@@ -164,8 +169,13 @@ func (c *Client) Close() {
 	volume := c.volume
 	c.volume, c.volumeErr = "", errors.New("the client is closed")
 	c.mu.Unlock()
-	if volume != "" {
-		os.RemoveAll(volume)
+	// An exchange still under way (the runner was stopped) may make a
+	// directory in the volume while it is removed: try again.
+	for i := 0; volume != "" && i < 5; i++ {
+		if os.RemoveAll(volume) == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -178,7 +188,7 @@ func (c *Client) Volume() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.volume == "" && c.volumeErr == nil {
-		c.volume, c.volumeErr = os.MkdirTemp("", "polyloop-conform-volume-*")
+		c.volume, c.volumeErr = os.MkdirTemp("", "polyloop-vol-*")
 		if c.volumeErr != nil {
 			c.problems = append(c.problems, fmt.Sprintf("no volume for the journals (%v): they are made in the system's temporary directory, which isolated processes do not see", c.volumeErr))
 		}

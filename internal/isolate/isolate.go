@@ -58,7 +58,8 @@ const NoIsolationEnv = "POLYLOOP_NO_ISOLATION"
 
 // The variables that carry the init's orders; the init strips them before
 // it execs the implementation. execEnv (the implementation's path) marks
-// the re-run; carryEnv lists the directories to bind through (JSON);
+// the re-run; carryEnv holds the directories to bind through and to mask
+// (JSON, Options);
 // statusEnv is the descriptor the init reports its parts on; levelEnv is
 // set when the machine has no user namespace.
 const (
@@ -73,11 +74,15 @@ type Options struct {
 	// Carry lists the directories bound through at their own paths,
 	// recursively (a FUSE mount under one is carried too): the only
 	// files that cross from the runner to the machine and back.
-	Carry []string
+	Carry []string `json:"carry"`
+	// Mask lists directories of the image the machine sees empty (a
+	// carried directory may lie below one): the runner's volume, whose
+	// other journals a resuming process must not see.
+	Mask []string `json:"mask"`
 	// NoUserNS builds the machine without a user namespace, for a kernel
 	// that refuses one (the runner retries so after EPERM): the keyring
 	// part is then missing, and the mounts need the runner's privileges.
-	NoUserNS bool
+	NoUserNS bool `json:"-"`
 }
 
 // Forced reports whether isolation was turned off by NoIsolationEnv.

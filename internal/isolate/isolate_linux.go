@@ -31,7 +31,7 @@ const (
 )
 
 func wrap(cmd *exec.Cmd, self string, o Options) *Machine {
-	carry, err := json.Marshal(o.Carry)
+	carry, err := json.Marshal(o)
 	if err != nil {
 		return nil
 	}
@@ -105,12 +105,12 @@ func init() {
 // implementation (path, with the runner's arguments), which becomes PID 1
 // of the namespace, so its death takes every process in it along.
 func boot(path string) error {
-	var carry []string
-	if err := json.Unmarshal([]byte(os.Getenv(carryEnv)), &carry); err != nil {
+	var o Options
+	if err := json.Unmarshal([]byte(os.Getenv(carryEnv)), &o); err != nil {
 		return fmt.Errorf("the directories to carry (%s): %w", carryEnv, err)
 	}
 	status, _ := strconv.Atoi(os.Getenv(statusEnv))
-	b := &builder{carry: carry, userns: os.Getenv(levelEnv) != "1"}
+	b := &builder{carry: o.Carry, mask: o.Mask, userns: os.Getenv(levelEnv) != "1"}
 	parts, tmpdir := b.build()
 	if status > 2 {
 		syscall.Write(status, []byte(strings.Join(parts, " ")+"\n"))

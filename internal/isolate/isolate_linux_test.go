@@ -110,8 +110,8 @@ func machineRun(t testing.TB, script string, o Options) (string, []string) {
 	return out.String(), m.Parts()
 }
 
-// TestMachine: each part the init says it built holds. Files the runner's
-// /tmp and /dev/shm hold are absent; what the machine writes in its
+// TestMachine: each part the init says it built holds. A file the
+// runner's /dev/shm holds is absent; what the machine writes in its
 // working directory, $HOME, /tmp, /var/tmp and /etc reaches neither the
 // runner nor a second machine; what it writes in a carried directory
 // does; /proc shows the machine alone; lo is up.
@@ -125,9 +125,10 @@ func TestMachine(t *testing.T) {
 	}
 	volume := t.TempDir()
 	home, _ := os.UserHomeDir()
-	places := []string{"./." + tag, home + "/." + tag, "/var/tmp/" + tag, "/etc/" + tag}
-	write := "echo written > " + strings.Join(places, "; echo written > ") + "; echo written > " + volume + "/carried"
-	look := `ls -A /dev/shm; ls -A /tmp; echo procs=$(ls -d /proc/[0-9]* | wc -l); cat /sys/class/net/lo/flags; ls -A ` + volume + `; cat ` + strings.Join(places, " ") + ` 2>&1 | grep -c written || true`
+	places := []string{"./." + tag, home + "/." + tag, "/var/tmp/" + tag, "/etc/" + tag, "/tmp/" + tag + "-w"}
+	// The content is a word no error message of cat holds.
+	write := "echo kept > " + strings.Join(places, "; echo kept > ") + "; echo kept > " + volume + "/carried"
+	look := `ls -A /dev/shm; echo procs=$(ls -d /proc/[0-9]* | wc -l); cat /sys/class/net/lo/flags; ls -A ` + volume + `; cat ` + strings.Join(places, " ") + ` 2>/dev/null | grep -c kept || true`
 	out, parts := machineRun(t, write+"; "+look, Options{Carry: []string{volume}})
 	t.Logf("parts %v\n%s", parts, out)
 	second, _ := machineRun(t, look, Options{Carry: []string{volume}})
@@ -161,7 +162,7 @@ func TestMachine(t *testing.T) {
 }
 
 // machineSaw checks one part against the lines TestMachine's look printed
-// (in order: /dev/shm, /tmp, procs, lo's flags, the carried directory, the
+// (in order: /dev/shm, procs, lo's flags, the carried directory, the
 // count of written places), each empty listing being absent.
 func machineSaw(lines []string, part, a, b string) bool {
 	has := func(s string) bool { return slices.Contains(lines, s) }
@@ -183,6 +184,25 @@ func machineSaw(lines []string, part, a, b string) bool {
 		return false
 	default:
 		return has(a)
+	}
+}
+
+// TestMachine_mask: a masked directory is empty on the machine but for
+// the carried directory below it, the way a resuming process sees the
+// runner's volume: its own journal and nothing else.
+func TestMachine_mask(t *testing.T) {
+	volume := t.TempDir()
+	for _, d := range []string{"other-run", "mine"} {
+		if err := os.Mkdir(filepath.Join(volume, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, parts := machineRun(t, "ls -A "+volume, Options{Mask: []string{volume}, Carry: []string{filepath.Join(volume, "mine")}})
+	if !slices.Contains(parts, PartFiles) {
+		t.Skipf("no files of its own on this machine: %v", parts)
+	}
+	if got := strings.TrimSpace(out); got != "mine" {
+		t.Errorf("the masked volume on the machine holds\n%s\nwant only the carried directory mine", got)
 	}
 }
 

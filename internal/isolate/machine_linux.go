@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,10 +15,10 @@ import (
 )
 
 // stage is where the init mounts the tmpfs that holds the machine's
-// layers and root before it pivots into that root: the machine's /tmp is
-// an empty directory of its own, so covering the runner's /tmp in the
-// init's mount namespace hides nothing the machine needs (the carried
-// directories and the working directory are held open first).
+// layers and root before it pivots into that root. It covers the runner's
+// /tmp in the init's mount namespace only: /tmp, the carried directories
+// and the working directory are held open first and read through their
+// descriptors.
 const stage = "/tmp"
 
 // oldRoot is where pivot_root puts the runner's root, detached at once.
@@ -26,7 +27,10 @@ const oldRoot = ".polyloop-old-root"
 // builder builds one machine inside the init's new namespaces.
 type builder struct {
 	carry  []string
+	mask   []string
 	userns bool
+	// tmp reads the runner's /tmp, which the stage covers.
+	tmp held
 	// mountpoints are the runner's mount points (from mountinfo), read
 	// before the stage covers /tmp: an overlay's lower layer must hold
 	// none below it (a user namespace locks them).
@@ -111,8 +115,8 @@ func hold(path string) (held, error) {
 
 // root builds the machine's root in a tmpfs on the stage and returns it:
 // every top-level entry of the runner's root under an overlay of its own,
-// an empty /tmp, fresh /proc and /dev/shm, /sys read-only, and the
-// carried directories bound through.
+// fresh /proc and /dev/shm, /sys read-only, the masked directories empty
+// and the carried ones bound through.
 func (b *builder) root() (string, error) {
 	var err error
 	if b.mountpoints, err = mountpoints(); err != nil {
@@ -131,6 +135,9 @@ func (b *builder) root() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if b.tmp, err = hold("/tmp"); err != nil {
+		return "", err
+	}
 	if err := syscall.Mount("tmpfs", stage, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755"); err != nil {
 		return "", fmt.Errorf("mount a tmpfs for the machine's layers: %w", err)
 	}
@@ -144,11 +151,18 @@ func (b *builder) root() (string, error) {
 	if err := syscall.Mount(root, root, "", syscall.MS_BIND, ""); err != nil {
 		return "", fmt.Errorf("bind the machine's root: %w", err)
 	}
-	if err := b.place("/", root, 0); err != nil {
+	if err := b.place("/", "/", root, 0); err != nil {
 		return "", err
 	}
 	if err := b.system(root); err != nil {
 		return "", err
+	}
+	for _, m := range b.mask {
+		// An empty directory of the layer, where the carried ones below
+		// it are bound.
+		if err := syscall.Mount("tmpfs", root+m, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755"); err != nil {
+			return "", fmt.Errorf("mask %s: %w", m, err)
+		}
 	}
 	for _, h := range carried {
 		if err := bindAt(h, root); err != nil {
@@ -156,8 +170,8 @@ func (b *builder) root() (string, error) {
 		}
 	}
 	if _, err := os.Stat(root + cwd); err != nil {
-		// The working directory is nowhere in the image (under the
-		// runner's /tmp): an overlay of it of its own.
+		// The working directory is nowhere in the image: an overlay of
+		// it of its own.
 		if err := os.MkdirAll(root+cwd, 0o755); err != nil {
 			return "", err
 		}
@@ -168,15 +182,12 @@ func (b *builder) root() (string, error) {
 	return root, nil
 }
 
-// system makes the machine's /proc, /sys, /dev and /tmp.
+// system makes the machine's /proc, /sys and /dev.
 func (b *builder) system(root string) error {
-	for _, d := range []string{"proc", "sys", "dev", "tmp"} {
+	for _, d := range []string{"proc", "sys", "dev"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
-	}
-	if err := os.Chmod(filepath.Join(root, "tmp"), 0o1777|os.ModeSticky); err != nil {
-		return err
 	}
 	const quiet = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
 	if err := syscall.Mount("proc", filepath.Join(root, "proc"), "proc", quiet, ""); err != nil {
@@ -198,46 +209,57 @@ func (b *builder) system(root string) error {
 	return nil
 }
 
-// place puts every entry of the directory src (a path in the runner's
-// root) at dst in the machine's: a directory with no mount point below it
-// under an overlay of its own (read-only where the overlay is refused),
-// one with mount points below it as a directory of the layer whose entries
-// are placed in turn, a symbolic link as itself, any other file bound
-// read-only. The runner's /proc, /sys, /dev and /tmp are not placed: the
-// machine gets its own.
-func (b *builder) place(src, dst string, depth int) error {
+// place puts every entry of the directory src (read there; at is its path
+// in the runner's root) at dst in the machine's: a directory with no mount
+// point below it under an overlay of its own (read-only where the overlay
+// is refused), one with mount points below it as a directory of the layer
+// whose entries are placed in turn, a symbolic link as itself, any other
+// file bound read-only. The runner's /proc, /sys and /dev are not placed:
+// the machine gets its own; a carried or masked directory is an empty
+// directory of the layer, mounted on later.
+func (b *builder) place(src, at, dst string, depth int) error {
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		switch {
-		case src == "/" && (e.Name() == "proc" || e.Name() == "sys" || e.Name() == "dev" || e.Name() == "tmp"):
-			continue
-		case e.Type()&os.ModeSymlink != 0:
-			target, err := os.Readlink(s)
-			if err == nil {
-				err = os.Symlink(target, d)
+		s, a, d := filepath.Join(src, e.Name()), filepath.Join(at, e.Name()), filepath.Join(dst, e.Name())
+		if a == "/tmp" {
+			s = b.tmp.source() // under the stage
+		}
+		if err := b.placeOne(e, s, a, d, depth); err != nil {
+			if _, gone := os.Lstat(s); errors.Is(gone, os.ErrNotExist) {
+				continue // removed since it was listed (a busy /tmp)
 			}
-			if err != nil {
-				return err
-			}
-		case e.IsDir():
-			if err := b.placeDir(s, d, depth); err != nil {
-				return err
-			}
-		default:
-			if err := bindFile(s, d); err != nil {
-				return err
-			}
+			return err
 		}
 	}
 	return nil
 }
 
-// placeDir places the directory s at d (place).
-func (b *builder) placeDir(s, d string, depth int) error {
+// placeOne places the entry e of place, read at s (at in the runner's
+// root), at d.
+func (b *builder) placeOne(e os.DirEntry, s, a, d string, depth int) error {
+	switch {
+	case a == "/proc" || a == "/sys" || a == "/dev":
+		return nil
+	case slices.Contains(b.carry, a) || slices.Contains(b.mask, a):
+		return os.Mkdir(d, 0o755)
+	case e.Type()&os.ModeSymlink != 0:
+		target, err := os.Readlink(s)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, d)
+	case e.IsDir():
+		return b.placeDir(s, a, d, depth)
+	default:
+		return bindFile(s, d)
+	}
+}
+
+// placeDir places the directory s (at in the runner's root) at d (place).
+func (b *builder) placeDir(s, at, d string, depth int) error {
 	info, err := os.Stat(s)
 	if err != nil {
 		return nil // gone since it was listed
@@ -245,7 +267,8 @@ func (b *builder) placeDir(s, d string, depth int) error {
 	if err := os.Mkdir(d, info.Mode().Perm()); err != nil {
 		return err
 	}
-	if !b.mountsBelow(s) {
+	os.Chmod(d, info.Mode()&(os.ModePerm|os.ModeSticky)) // past the umask: /tmp is 1777
+	if !b.mountsBelow(at) {
 		if err := b.overlay(s, d); err == nil {
 			return nil
 		}
@@ -254,13 +277,26 @@ func (b *builder) placeDir(s, d string, depth int) error {
 	if depth >= 4 {
 		return bindReadOnly(s, d)
 	}
-	return b.place(s, d, depth+1)
+	return b.place(s, at, d, depth+1)
 }
 
-// mountsBelow reports whether a mount point lies strictly below dir.
+// mountsBelow reports whether a mount point lies strictly below dir,
+// outside the carried and masked directories (the machine does not see
+// those mounts through dir).
 func (b *builder) mountsBelow(dir string) bool {
 	for _, m := range b.mountpoints {
-		if strings.HasPrefix(m, dir+"/") {
+		if strings.HasPrefix(m, dir+"/") && !b.covered(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// covered reports whether p is a carried or masked directory or lies
+// below one.
+func (b *builder) covered(p string) bool {
+	for _, c := range append(slices.Clip(b.carry), b.mask...) {
+		if p == c || strings.HasPrefix(p, c+"/") {
 			return true
 		}
 	}
