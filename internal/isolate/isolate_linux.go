@@ -17,9 +17,8 @@ const supported = true
 // Machine is a process started on a new machine (Wrap): Start starts it,
 // Parts says what the init built.
 type Machine struct {
-	cmd    *exec.Cmd
-	status *os.File // the read end of the init's report
-	parts  []string
+	cmd   *exec.Cmd
+	parts []string
 }
 
 // flags are the namespaces of every machine; userFlags adds a user
