@@ -116,6 +116,16 @@ func machineRun(t testing.TB, script string, o Options) (string, []string) {
 // runner nor a second machine; what it writes in a carried directory
 // does; /proc shows the machine alone; lo is up.
 func TestMachine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"user namespace", Options{}}, {"no user namespace", Options{NoUserNS: true}}} {
+		t.Run(tc.name, func(t *testing.T) { checkMachine(t, tc.o) })
+	}
+}
+
+// checkMachine is TestMachine on a machine built as o says.
+func checkMachine(t *testing.T, o Options) {
 	tag := "polyloop-isolate-test-" + strconv.Itoa(os.Getpid())
 	for _, mark := range []string{"/dev/shm/" + tag, "/tmp/" + tag} {
 		if err := os.WriteFile(mark, []byte("x"), 0o600); err != nil {
@@ -129,9 +139,9 @@ func TestMachine(t *testing.T) {
 	// The content is a word no error message of cat holds.
 	write := "echo kept > " + strings.Join(places, "; echo kept > ") + "; echo kept > " + volume + "/carried"
 	look := `ls -A /dev/shm; echo procs=$(ls -d /proc/[0-9]* | wc -l); cat /sys/class/net/lo/flags; ls -A ` + volume + `; cat ` + strings.Join(places, " ") + ` 2>/dev/null | grep -c kept || true`
-	out, parts := machineRun(t, write+"; "+look, Options{Carry: []string{volume}})
+	out, parts := machineRun(t, write+"; "+look, Options{Carry: []string{volume}, NoUserNS: o.NoUserNS})
 	t.Logf("parts %v\n%s", parts, out)
-	second, _ := machineRun(t, look, Options{Carry: []string{volume}})
+	second, _ := machineRun(t, look, Options{Carry: []string{volume}, NoUserNS: o.NoUserNS})
 	for _, p := range places {
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
@@ -158,6 +168,9 @@ func TestMachine(t *testing.T) {
 		if !machineSaw(lines, part, w[0], w[1]) {
 			t.Errorf("the part %q was reported built, but a second machine saw\n%s", part, second)
 		}
+	}
+	if o.NoUserNS && slices.Contains(parts, PartKeyring) {
+		t.Errorf("a machine without a user namespace claims a keyring of its own: %v", parts)
 	}
 }
 
