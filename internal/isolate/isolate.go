@@ -1,13 +1,13 @@
 // Package isolate starts an implementation process on a new machine that
 // mounts the journal (issue 50), as a container platform reschedules a
 // pod: on Linux, each process gets new user, mount, PID, network, IPC and
-// UTS namespaces; the machine's files as an image under an overlay whose
-// upper layer lives on a tmpfs private to the process (a fresh, empty
-// /tmp in it); a fresh /proc, a fresh /dev/shm, a read-only /sys; lo up;
+// UTS namespaces; the machine's files as an image under overlays whose
+// upper layers live on a tmpfs private to the process (its /tmp too); a
+// fresh /proc, a fresh /dev/shm, a read-only /sys; lo up;
 // a new session keyring and, through the user namespace, a user keyring of
 // its own. The directories the runner names (Options.Carry: the journal
 // volume, the fork pipes) are bound through at their own paths, the one
-// volume carried from process to process. Killing the namespace's first
+// volume carried from process to process; Options.Mask empties others. Killing the namespace's first
 // process kills every process in it, and the layer dies with it.
 //
 // The machine is built by the runner's own executable, re-run as the
