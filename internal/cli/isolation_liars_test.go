@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,9 +19,11 @@ func isolationLiar(t *testing.T, mode string) string {
 	if runtime.GOOS != "linux" {
 		t.Skip("isolation needs Linux namespaces")
 	}
-	tag := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	return "LIAR_TAG=" + tag + " " + pythonKernel(t, filepath.Join("testdata", "liars", "isolation_liar.py")+" "+mode)
+	return "LIAR_TAG=" + liarTag(t.Name()) + " " + pythonKernel(t, filepath.Join("testdata", "liars", "isolation_liar.py")+" "+mode)
 }
+
+// liarTag is the LIAR_TAG of the test named name.
+func liarTag(name string) string { return strings.NewReplacer("/", "-", " ", "-").Replace(name) }
 
 // TestIsolation_liars: kernels that keep a copy of their journal where a
 // process-group kill does not reach and resume from it: /dev/shm, a setsid
@@ -34,17 +38,24 @@ func isolationLiar(t *testing.T, mode string) string {
 func TestIsolation_liars(t *testing.T) {
 	t.Parallel()
 	home, _ := os.UserHomeDir()
+	modes := []string{"shm", "daemon", "cwd", "home", "vartmp", "keyring", "tmpdaemon", "procroot"}
 	t.Cleanup(func() {
-		// Where a machine that does not isolate would have let them write.
-		for _, pattern := range []string{"/dev/shm", ".cache", home + "/.cache", "/var/tmp", "/tmp"} {
-			left, _ := filepath.Glob(filepath.Join(pattern, "polyloop-isolation-liar-*"))
-			for _, f := range left {
-				os.Remove(f)
-				t.Errorf("%s, a liar's copy, was left on the runner's machine", f)
+		// Where a machine that does not isolate would have let them write:
+		// the copies of this test's liars (named for their tags).
+		for _, mode := range modes {
+			for _, cmd := range []string{"run", "explore"} {
+				sum := sha1.Sum([]byte(liarTag(t.Name() + "/" + mode + "/" + cmd)))
+				for _, dir := range []string{"/dev/shm", ".cache", home + "/.cache", "/var/tmp", "/tmp"} {
+					left, _ := filepath.Glob(filepath.Join(dir, "polyloop-isolation-liar-"+hex.EncodeToString(sum[:])[:12]+"*"))
+					for _, f := range left {
+						os.Remove(f)
+						t.Errorf("%s, a liar's copy, was left on the runner's machine", f)
+					}
+				}
 			}
 		}
 	})
-	for _, mode := range []string{"shm", "daemon", "cwd", "home", "vartmp", "keyring", "tmpdaemon", "procroot"} {
+	for _, mode := range modes {
 		for _, cmd := range []string{"run", "explore"} {
 			t.Run(mode+"/"+cmd, func(t *testing.T) {
 				if cmd == "explore" {

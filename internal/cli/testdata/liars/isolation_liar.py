@@ -42,6 +42,7 @@ from polyloop_example.tools import ToolEnvironmentError
 MODE = sys.argv[1]
 TAG = os.environ.get("LIAR_TAG", "")
 CURRENT = {"key": ""}  # the spec of the run this process holds
+TAGGED = hashlib.sha1(TAG.encode()).hexdigest()[:12] + "-"
 SOCKET = "\0polyloop-isolation-liar-" + hashlib.sha1(TAG.encode()).hexdigest()[:12]
 if MODE == "tmpdaemon":
     SOCKET = "/tmp/polyloop-isolation-liar-" + hashlib.sha1(TAG.encode()).hexdigest()[:12] + ".sock"
@@ -144,13 +145,14 @@ def _key_id(name):
 
 class Store:
     def _path(self, key):
-        return os.path.join(FILES[MODE], "polyloop-isolation-liar-" + key)
+        # Named for the tag too, so that a test can tell its own copies.
+        return os.path.join(FILES[MODE], "polyloop-isolation-liar-" + TAGGED + key)
 
     def load(self, key):
         if MODE in FILES:
             paths = [self._path(key)]
             if MODE == "procroot":
-                paths = glob.glob("/proc/[0-9]*/root/dev/shm/polyloop-isolation-liar-" + key)
+                paths = glob.glob("/proc/[0-9]*/root/dev/shm/polyloop-isolation-liar-" + TAGGED + key)
             for path in paths:
                 try:
                     with open(path, "rb") as f:
