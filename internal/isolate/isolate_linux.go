@@ -166,3 +166,20 @@ func HostPid(init, pid int) (int, error) {
 	}
 	return 0, fmt.Errorf("no process %d in the PID namespace of process %d", pid, init)
 }
+
+// ShareVolume makes dir a shared mount of its own (a bind on itself), so
+// that a mount the runner makes below it after a machine started (a FUSE
+// journal, issue 51) reaches that machine, whose carried bind of dir is a
+// slave of it. It needs the privilege to mount (root); without it, or on
+// another OS, it returns an error and dir stays as it was. undo unmounts
+// the bind (lazily: the machines may still hold it).
+func ShareVolume(dir string) (undo func(), err error) {
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		return nil, fmt.Errorf("bind %s on itself: %w", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED, ""); err != nil {
+		syscall.Unmount(dir, syscall.MNT_DETACH)
+		return nil, fmt.Errorf("make %s shared: %w", dir, err)
+	}
+	return func() { syscall.Unmount(dir, syscall.MNT_DETACH) }, nil
+}

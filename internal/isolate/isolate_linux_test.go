@@ -249,3 +249,49 @@ func BenchmarkStart(b *testing.B) {
 		})
 	}
 }
+
+// TestShareVolume: a mount the runner makes below a shared volume after a
+// machine started (a FUSE journal, issue 51; a tmpfs here) reaches the
+// machine through its carried bind. Without ShareVolume it does not on a
+// machine whose root is private (the control).
+func TestShareVolume(t *testing.T) {
+	for _, share := range []bool{true, false} {
+		t.Run(map[bool]string{true: "shared", false: "private"}[share], func(t *testing.T) {
+			volume := t.TempDir()
+			if share {
+				undo, err := ShareVolume(volume)
+				if err != nil {
+					t.Skipf("no privilege to share a mount here: %v", err)
+				}
+				defer undo()
+			}
+			sub := filepath.Join(volume, "journal")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The machine waits for the runner's mount, then looks.
+			cmd := exec.Command("/bin/sh", "-c", "while [ ! -e "+volume+"/go ]; do sleep 0.02; done; cat "+sub+"/mark 2>&1")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			m := Wrap(cmd, Options{Carry: []string{volume}})
+			if m == nil {
+				t.Skip("no isolation on this machine")
+			}
+			if err := m.Start(); err != nil {
+				t.Skipf("the kernel refuses the namespaces here: %v", err)
+			}
+			defer cmd.Wait()
+			if err := syscall.Mount("tmpfs", sub, "tmpfs", 0, ""); err != nil {
+				cmd.Process.Kill()
+				t.Skipf("no privilege to mount here: %v", err)
+			}
+			defer syscall.Unmount(sub, syscall.MNT_DETACH)
+			os.WriteFile(filepath.Join(sub, "mark"), []byte("mounted later"), 0o644)
+			os.WriteFile(filepath.Join(volume, "go"), nil, 0o644)
+			cmd.Wait()
+			if got := strings.Contains(out.String(), "mounted later"); got != share {
+				t.Errorf("the machine saw the later mount: %v, want %v\n%s", got, share, out.String())
+			}
+		})
+	}
+}
