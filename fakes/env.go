@@ -80,6 +80,7 @@ type Env struct {
 	// journal-lines).
 	journalPlayed, journalOpaque bool
 	resumeNotIsolated            bool
+	resumeMissing                []string
 	// offered holds the parts the runner offered to play in this run
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
@@ -229,12 +230,18 @@ func (e *Env) JournalOpaque() {
 }
 
 // ResumeNotIsolated records that a process resumed a run without the
-// isolation that makes a crash a reboot (internal/isolate): memory its
-// crashed predecessor left in /dev/shm, a temp directory or a daemon could
-// have reached it, so that the resume rests on the implementation's word.
-func (e *Env) ResumeNotIsolated() {
+// isolation that makes a crash a reboot (internal/isolate), lacking the
+// machine's parts missing (isolate.AllParts names them; none named: no
+// isolation at all): state its crashed predecessor left there could have
+// reached it, so that the resume rests on the implementation's word.
+func (e *Env) ResumeNotIsolated(missing ...string) {
 	e.mu.Lock()
 	e.resumeNotIsolated = true
+	for _, p := range missing {
+		if !slices.Contains(e.resumeMissing, p) {
+			e.resumeMissing = append(e.resumeMissing, p)
+		}
+	}
 	e.mu.Unlock()
 }
 
@@ -534,8 +541,10 @@ type Record struct {
 	// cannot read (Env.JournalOpaque).
 	JournalOpaque bool
 	// ResumeNotIsolated: a resume ran without a crash's isolation
-	// (Env.ResumeNotIsolated).
+	// (Env.ResumeNotIsolated); ResumeMissing names the machine's parts it
+	// lacked, when known.
 	ResumeNotIsolated bool
+	ResumeMissing     []string
 }
 
 // Snapshot returns what happened so far.
@@ -553,6 +562,7 @@ func (e *Env) Snapshot() Record {
 		Offered:            maps.Clone(e.offered),
 		JournalOpaque:      e.journalOpaque,
 		ResumeNotIsolated:  e.resumeNotIsolated,
+		ResumeMissing:      slices.Clone(e.resumeMissing),
 	}
 }
 

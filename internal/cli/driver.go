@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,10 +23,33 @@ type driverConfig struct {
 	transcripts string // directory for --transcripts
 	logs        io.Writer
 	handshake   time.Duration
-	trace       bool // keep each scenario's exchange for --trace
-	fresh       bool // a new process for every scenario (--repeat)
-	noFork      bool // no fork server even when offered (--no-fork)
+	trace       bool     // keep each scenario's exchange for --trace
+	fresh       bool     // a new process for every scenario (--repeat)
+	noFork      bool     // no fork server even when offered (--no-fork)
+	carry       []string // directories every machine carries (--carry)
 }
+
+// carryFlag collects repeated --carry directories: each is bound into
+// every machine the runner starts (internal/isolate), for a team's own
+// instruments (a start log, a counter, coverage). State crosses from
+// process to process through them, so every machine is then reported
+// without its own files and --require observed fails its resumes.
+type carryFlag []string
+
+func (f *carryFlag) String() string { return strings.Join(*f, ",") }
+func (f *carryFlag) Set(v string) error {
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		return err
+	}
+	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+		return fmt.Errorf("%q is not a directory: --carry binds an existing directory into every machine", v)
+	}
+	*f = append(*f, abs)
+	return nil
+}
+
+const carryUsage = "bind `DIR` (repeatable) into every machine the runner starts, for the implementation's own instruments; state then crosses processes, so resumes are reported without their own files (docs/limits.md, Isolation)"
 
 // newDriver returns the in-process reference when impl is empty, and a
 // subprocess driver otherwise. The command line runs as /bin/sh -c IMPL in
@@ -46,6 +71,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		Trace:            cfg.trace,
 		Fresh:            cfg.fresh,
 		NoFork:           cfg.noFork,
+		Shared:           cfg.carry,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

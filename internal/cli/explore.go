@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type exploreFlags struct {
 	parallel           *int
 	seed               *int64
 	noFork, powerLoss  *bool
+	carry              carryFlag
 }
 
 func (f *exploreFlags) register(fs *flag.FlagSet) {
@@ -44,6 +46,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	f.parallel = fs.Int("p", 2, "explore `N` crash points at once")
 	f.handshake = fs.Duration("handshake-timeout", 10*time.Second, "time limit for a new process's hello")
 	f.noFork = fs.Bool("no-fork", false, "start a new process for each kill and resume even when the implementation offers a fork server")
+	fs.Var(&f.carry, "carry", carryUsage)
 	f.shardFlag = fs.String("shard", "", "explore only shard `K/N` of the crash points (a stable partition; join the shards' JSON reports with merge)")
 	f.seed = fs.Int64("seed", 1, "picks the crash points whose journal is handed over after a decoy kill elsewhere (`N`)")
 	f.powerLoss = fs.Bool("power-loss", false, "cut the power instead of killing: trace the implementation's writes and syncs (strace) and resume from every disk state a power cut leaves")
@@ -102,7 +105,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		}
 		cmdline = exe + " serve-reference"
 	}
-	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork})
+	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork, carry: f.carry})
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -203,7 +206,10 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 	}
 	traced := func(trace string) (crashpoint.Runner, func(), error) {
 		c := &implproc.Client{Command: func() *exec.Cmd { return systrace.Command(exec.Command("/bin/sh", "-c", cmdline), trace) },
-			Logs: s.err, HandshakeTimeout: *f.handshake, NoFork: true}
+			Logs: s.err, HandshakeTimeout: *f.handshake, NoFork: true,
+			// strace writes its trace, and the baseline its journal, in
+			// the directory of the trace: the traced machine carries it.
+			Carry: []string{filepath.Dir(trace)}, Shared: f.carry}
 		if err := c.Start(ctx); err != nil {
 			return nil, nil, fmt.Errorf("start the implementation under strace: %w", err)
 		}

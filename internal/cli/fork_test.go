@@ -42,7 +42,8 @@ func TestForkServer_catchesANeverReplay(t *testing.T) {
 		report := filepath.Join(t.TempDir(), "report.json")
 		impl := "PYTHONPATH=" + path + " POLYLOOP_STARTS=" + file + " " + python(t) + " " + filepath.Join("testdata", "impls", "python-never-replayed.py")
 		// The NEVER scenario with the fewest journal points (10).
-		args := append(tc.flags, "--impl", impl, "--run", "resume.never-crash-before-intent", "--handshake-timeout", "60s", "--format", "json", "--out", report)
+		// The start log is outside the machines: --carry binds it in.
+		args := append(tc.flags, "--impl", impl, "--carry", filepath.Dir(file), "--run", "resume.never-crash-before-intent", "--handshake-timeout", "60s", "--format", "json", "--out", report)
 		code, out, errs := run(t, args...)
 		rep, _ := os.ReadFile(report)
 		if code != ExitFail || !strings.Contains(string(rep), `"resume.never-crash-before-intent"`) || !strings.Contains(string(rep), "0002.D4") {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,19 +19,43 @@ func isolationLiar(t *testing.T, mode string) string {
 	if runtime.GOOS != "linux" {
 		t.Skip("isolation needs Linux namespaces")
 	}
-	tag := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
-	return "LIAR_TAG=" + tag + " " + pythonKernel(t, filepath.Join("testdata", "liars", "isolation_liar.py")+" "+mode)
+	return "LIAR_TAG=" + liarTag(t.Name()) + " " + pythonKernel(t, filepath.Join("testdata", "liars", "isolation_liar.py")+" "+mode)
 }
 
+// liarTag is the LIAR_TAG of the test named name.
+func liarTag(name string) string { return strings.NewReplacer("/", "-", " ", "-").Replace(name) }
+
 // TestIsolation_liars: kernels that keep a copy of their journal where a
-// process-group kill does not reach (/dev/shm; a setsid daemon on an
-// abstract unix socket) and resume from it. They passed run and explore
-// before each process was started in namespaces of its own; now each
-// resumed process finds no copy, as after a reboot, and redoes completed
-// work, which the report says with 0002.D3.
+// process-group kill does not reach and resume from it: /dev/shm, a setsid
+// daemon on an abstract unix socket (issue 44); the working directory's
+// .cache, $HOME/.cache, /var/tmp, the user's kernel keyring, a daemon a
+// fork server's child left on a unix socket under /tmp, another process's
+// /dev/shm through /proc/<pid>/root (issue 50). They passed run and
+// explore before each process was started on a new machine; now each
+// resumed process finds no copy, as on another machine that mounts the
+// same journal, and redoes completed work, which the report says with
+// 0002.D3. Nothing they wrote is left on the runner's machine.
 func TestIsolation_liars(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"shm", "daemon"} {
+	home, _ := os.UserHomeDir()
+	modes := []string{"shm", "daemon", "cwd", "home", "vartmp", "keyring", "tmpdaemon", "procroot"}
+	t.Cleanup(func() {
+		// Where a machine that does not isolate would have let them write:
+		// the copies of this test's liars (named for their tags).
+		for _, mode := range modes {
+			for _, cmd := range []string{"run", "explore"} {
+				sum := sha1.Sum([]byte(liarTag(t.Name() + "/" + mode + "/" + cmd)))
+				for _, dir := range []string{"/dev/shm", ".cache", home + "/.cache", "/var/tmp", "/tmp"} {
+					left, _ := filepath.Glob(filepath.Join(dir, "polyloop-isolation-liar-"+hex.EncodeToString(sum[:])[:12]+"*"))
+					for _, f := range left {
+						os.Remove(f)
+						t.Errorf("%s, a liar's copy, was left on the runner's machine", f)
+					}
+				}
+			}
+		}
+	})
+	for _, mode := range modes {
 		for _, cmd := range []string{"run", "explore"} {
 			t.Run(mode+"/"+cmd, func(t *testing.T) {
 				if cmd == "explore" {
@@ -100,5 +126,41 @@ func TestIsolation_unavailable(t *testing.T) {
 		if code != tc.code || !strings.Contains(out, tc.want) {
 			t.Errorf("--require %s: exit %d, want %d, and a report saying %q\n%s\n%s", tc.require, code, tc.code, tc.want, out, errs)
 		}
+	}
+}
+
+// honestKernel is the command line of testdata/machine/honest.py in mode.
+func honestKernel(t *testing.T, mode string) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("a machine needs Linux namespaces")
+	}
+	tag := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	return "LIAR_TAG=" + tag + " " + pythonKernel(t, filepath.Join("testdata", "machine", "honest.py")+" "+mode)
+}
+
+// TestMachine_honest: runtimes whose start needs what a machine gives
+// start and pass (issue 50). A kernel whose parts talk over 127.0.0.1
+// finds lo up; two processes side by side, each a small PID of its own
+// machine, do not collide on a file in /tmp named for that PID (a stand-in
+// for the JVM's /tmp/hsperfdata_<user>/<pid>, which warns on stdout), and
+// leave nothing in the runner's /tmp.
+func TestMachine_honest(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"loopback", "pidfile"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			impl := honestKernel(t, mode)
+			left := "/tmp/hsperfdata_" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+			defer os.RemoveAll(left)
+			sel := "resume.safe-replayed,resume.crash-in-second-phase"
+			code, out, errs := run(t, "run", "-p", "2", "--impl", impl, "--run", sel, "--timeout", "30s", "--handshake-timeout", "60s")
+			if code != ExitOK || strings.Contains(out, "isolation") {
+				t.Errorf("exit %d, want %d, isolated\n%s\n%s", code, ExitOK, out, errs)
+			}
+			if _, err := os.Stat(left); err == nil {
+				t.Errorf("%s, written on the implementation's machines, is left in the runner's /tmp", left)
+			}
+		})
 	}
 }

@@ -138,7 +138,8 @@ func TestPoolServer_startsOnFirstFork(t *testing.T) {
 		{"fork server, pool at hello", []string{"POOL_AT_HELLO=1"}, nil, 2, true},
 	} {
 		impl, file := poolCommand(t, tc.env...)
-		args := append([]string{"run", "--impl", impl, "--run", "outcome.normal-return", "--handshake-timeout", "60s", "--timeout", "60s"}, tc.flags...)
+		// The start log is outside the machines: --carry binds it in.
+		args := append([]string{"run", "--impl", impl, "--carry", filepath.Dir(file), "--run", "outcome.normal-return", "--handshake-timeout", "60s", "--timeout", "60s"}, tc.flags...)
 		code, out, errs := run(t, args...)
 		if code != ExitOK || !strings.Contains(out, "1 passed, 0 failed") {
 			t.Fatalf("%s: exit %d\n%s\n%s", tc.name, code, out, errs)
@@ -382,7 +383,7 @@ func TestPoolServer_explore(t *testing.T) {
 	} {
 		impl, file := poolCommand(t, tc.env...)
 		out := filepath.Join(t.TempDir(), "report.json")
-		args := append([]string{"explore", "--impl", impl, "--run", sel, "--handshake-timeout", "120s", "--format", "json", "--out", out}, tc.flags...)
+		args := append([]string{"explore", "--impl", impl, "--carry", filepath.Dir(file), "--run", sel, "--handshake-timeout", "120s", "--format", "json", "--out", out}, tc.flags...)
 		if code, stdout, errs := run(t, args...); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s\n%s", tc.name, code, stdout, errs)
 		}

@@ -17,13 +17,16 @@ import (
 func TestRepeat_catchesAFlakyImplementation(t *testing.T) {
 	t.Parallel()
 	selfImpl(t)
-	impl := "FLAKY_COUNTER=" + filepath.Join(t.TempDir(), "n") + " sh " + filepath.Join("testdata", "impls", "flaky.sh")
-	code, out, errs := run(t, "run", "--impl", impl, "--run", "context.order")
+	// The counter is outside the machines: --carry binds it in.
+	counter := t.TempDir()
+	impl := "FLAKY_COUNTER=" + filepath.Join(counter, "n") + " sh " + filepath.Join("testdata", "impls", "flaky.sh")
+	code, out, errs := run(t, "run", "--impl", impl, "--carry", counter, "--run", "context.order")
 	if code != ExitOK {
 		t.Fatalf("one run: exit %d (the first two processes are right)\n%s\n%s", code, out, errs)
 	}
-	impl = "FLAKY_COUNTER=" + filepath.Join(t.TempDir(), "n") + " sh " + filepath.Join("testdata", "impls", "flaky.sh")
-	code, out, errs = run(t, "run", "--impl", impl, "--run", "context.order", "--repeat", "3", "--seed", "7")
+	counter = t.TempDir()
+	impl = "FLAKY_COUNTER=" + filepath.Join(counter, "n") + " sh " + filepath.Join("testdata", "impls", "flaky.sh")
+	code, out, errs = run(t, "run", "--impl", impl, "--carry", counter, "--run", "context.order", "--repeat", "3", "--seed", "7")
 	if code != ExitFail || !strings.Contains(out, "nondeterministic: runs 1 and 3 of --repeat differ") || !strings.Contains(errs, "--seed 7") {
 		t.Errorf("--repeat 3: exit %d\n%s\n%s", code, out, errs)
 	}

@@ -171,6 +171,7 @@ type runFlags struct {
 	seed        uint64
 	handshake   time.Duration
 	noFork      bool
+	carry       carryFlag
 	since       string
 }
 
@@ -191,6 +192,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.evidence.register(fs)
 	fs.DurationVar(&f.handshake, "handshake-timeout", 10*time.Second, "time limit for a new implementation process's hello (with --impl); it does not count against --timeout")
 	fs.BoolVar(&f.noFork, "no-fork", false, "start every process from --impl even when the implementation offers a fork server")
+	fs.Var(&f.carry, "carry", carryUsage)
 	f.batch.register(fs)
 	fs.StringVar(&f.since, "since", "", "mark each failure whose scenario or cited decision is new or changed since suite `VERSION` (e.g. 0.1.0; docs/versioning.md)")
 }
@@ -300,7 +302,7 @@ func runCmd(ctx context.Context, args []string, s stdio) int {
 		jobs = shuffled(in.selected, f.repeat, f.seed)
 		fmt.Fprintf(s.err, "polyloop-conform: %d runs (--repeat %d) in the order of --seed %d\n", len(jobs), f.repeat, f.seed)
 	}
-	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: f.impl, transcripts: f.transcripts, logs: s.err, handshake: f.handshake, trace: f.out.trace, fresh: f.repeat > 1, noFork: f.noFork})
+	driver, closeDriver, err := newDriver(ctx, driverConfig{impl: f.impl, transcripts: f.transcripts, logs: s.err, handshake: f.handshake, trace: f.out.trace, fresh: f.repeat > 1, noFork: f.noFork, carry: f.carry})
 	if err != nil {
 		return setupError(s, err)
 	}

@@ -28,6 +28,16 @@ type Runner interface {
 	RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes.Env, o protocol.RunOptions) (*trajectories.Trajectory, error)
 }
 
+// VolumeOf is the directory r makes journal directories in, when it says
+// (implproc.Client.Volume): the only one its processes' machines carry
+// (internal/isolate). Otherwise "", the system's temporary directory.
+func VolumeOf(r Runner) string {
+	if v, ok := r.(interface{ Volume() string }); ok {
+		return v.Volume()
+	}
+	return ""
+}
+
 // Options bound one scenario's exploration.
 type Options struct {
 	// Timeout limits one run: the uninterrupted one, or one crash point
@@ -86,7 +96,7 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 	var points []protocol.Point
 	env := fakes.New(plain, nil)
 	bctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	journal, err := os.MkdirTemp("", "polyloop-conform-baseline-*")
+	journal, err := os.MkdirTemp(VolumeOf(r), "polyloop-conform-baseline-*")
 	if err != nil {
 		res.Baseline = err
 		cancel()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -45,7 +46,11 @@ func Evidence(sc *scenarios.Scenario, played map[string]bool, rec fakes.Record) 
 		staged = append(staged, "what the journal of the stopped run holds (no end, 0004.D4; the runner reads the journal only with journal-lines)")
 	}
 	if rec.ResumeNotIsolated {
-		staged = append(staged, "the resume's isolation (the resumed process started without fresh namespaces, so memory the crashed one left in /dev/shm, a temp directory or a daemon may have reached it: docs/limits.md, Isolation)")
+		what := "on no machine of its own"
+		if len(rec.ResumeMissing) > 0 {
+			what = "on a machine without its own " + strings.Join(rec.ResumeMissing, ", ")
+		}
+		staged = append(staged, "the resume's isolation (the resumed process started "+what+", so state the crashed one left in files, memory, a keyring or a daemon may have reached it: docs/limits.md, Isolation)")
 	}
 	if sc.Faults.JournalError != nil {
 		trusted = append(trusted, "faults.journal_error (the failing journal write: the file system is the implementation's)")

@@ -36,3 +36,28 @@ func TestEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidence_resumeMissingParts: a resume on a machine without some of
+// its parts (issue 50) rests on the implementation's word, and the staged
+// evidence names each part missing once, whichever resume lacked it.
+func TestEvidence_resumeMissingParts(t *testing.T) {
+	sc := &scenarios.Scenario{ID: "resume.example"}
+	for _, tc := range []struct {
+		missing [][]string
+		want    string
+	}{
+		{[][]string{{"keyring"}, {"keyring", "files"}}, "on a machine without its own keyring, files,"},
+		{[][]string{{}}, "on no machine of its own"},
+		{nil, ""},
+	} {
+		env := fakes.New(sc, nil)
+		for _, m := range tc.missing {
+			env.ResumeNotIsolated(m...)
+		}
+		staged, _ := Evidence(sc, nil, env.Snapshot())
+		got := strings.Join(staged, "\n")
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("missing %v: staged %q, want one naming %q", tc.missing, got, tc.want)
+		}
+	}
+}

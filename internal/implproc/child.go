@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,10 +33,12 @@ type child struct {
 	used bool
 	// resumer is set on a process that resumed a run (spawnResume).
 	resumer bool
-	// isolated is set on a process started in namespaces of its own
-	// (internal/isolate): killing it kills every process it started.
-	isolated bool
-	once     sync.Once
+	// machine is set on a process started on a machine of its own
+	// (internal/isolate), in a PID namespace: killing it kills every
+	// process it started. parts lists the parts its machine has.
+	machine bool
+	parts   []string
+	once    sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -56,13 +59,14 @@ func newChild(cmd *exec.Cmd, pid int, stdin io.WriteCloser, stdout io.Reader, lo
 
 // spawn starts a process and shakes hands, within the handshake limit and
 // the runner's context (not a scenario's deadline): a fork of the fork
-// server when there is one, a new process otherwise.
+// server when there is one, a new process otherwise, whose machine carries
+// the volume (Volume), where its runs' journal_dirs will be made.
 func (c *Client) spawn(tr *transcript) (*child, error) {
 	return c.spawnVia(tr, &c.zygote)
 }
 
 // spawnVia forks from the fork server *server when there is one, else
-// starts a new process.
+// starts a new process (start).
 func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 	c.forkMu.Lock()
 	zygote := *server
@@ -85,21 +89,22 @@ func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 	return c.start(tr)
 }
 
-// spawnResume starts the process that resumes a stopped run. Where the
-// machine isolates processes (internal/isolate), it is always a new
-// process in namespaces of its own, never a fork: a fork server's children
-// share its namespaces, so a fork would see the /dev/shm, the abstract
-// sockets and the daemons a crashed sibling left, as a process after a
-// reboot would not. Without isolation, it is never a child of the fork
-// server that forked the stopped one: memory a server maps shared before
-// forking reaches every child it forks. Resumes are then forked from a
-// second server, started from --impl the first time it is needed, and a
-// resumed child runs nothing else (put).
-func (c *Client) spawnResume(tr *transcript) (*child, error) {
+// spawnResume starts the process that resumes a stopped run, whose
+// journal_dir is in the directory journal. Where the machine isolates
+// processes (internal/isolate), it is always a new process on a new
+// machine that carries journal and nothing else of the runner's, never a
+// fork: a fork server's children share its machine, so a fork would see
+// the files, the /dev/shm, the sockets and the daemons a crashed sibling
+// left, as a process after a reboot would not. Without isolation, it is
+// never a child of the fork server that forked the stopped one: memory a
+// server maps shared before forking reaches every child it forks. Resumes
+// are then forked from a second server, started from --impl the first
+// time it is needed, and a resumed child runs nothing else (put).
+func (c *Client) spawnResume(tr *transcript, journal string) (*child, error) {
 	c.forkMu.Lock()
 	if c.zygote == nil || (c.isolates() && c.Command != nil) {
 		c.forkMu.Unlock()
-		ch, err := c.start(tr)
+		ch, err := c.startOn(tr, isolate.Options{Carry: []string{journal}, Mask: []string{c.Volume()}})
 		if ch != nil {
 			ch.resumer = true
 		}
@@ -119,14 +124,27 @@ func (c *Client) spawnResume(tr *transcript) (*child, error) {
 	return ch, err
 }
 
-// start starts a new process from Command and shakes hands.
+// start starts a new process from Command that may run first runs: its
+// machine carries the volume, where their journal_dirs will be made.
 func (c *Client) start(tr *transcript) (*child, error) {
+	return c.startOn(tr, isolate.Options{Carry: []string{c.Volume()}})
+}
+
+// startOn starts a new process from Command, on a new machine built as o
+// says (with Carry too) where the kernel allows, and shakes hands.
+func (c *Client) startOn(tr *transcript, o isolate.Options) (*child, error) {
 	if c.Command == nil {
 		return nil, errors.New("no command to start the implementation from")
 	}
 	cmd := c.Command()
 	cmd.SysProcAttr = processAttr()
-	isolated := c.isolates() && isolate.Wrap(cmd)
+	var m *isolate.Machine
+	level := c.refusals()
+	if c.isolates() {
+		wo := o
+		wo.Carry, wo.NoUserNS = append(append(slices.Clip(o.Carry), c.Carry...), c.Shared...), level > 0
+		m = isolate.Wrap(cmd, wo)
+	}
 	// Once the process is gone, stop waiting for its stderr and stdout
 	// to close: a detached child (setsid sleep &) may hold them for as
 	// long as it lives.
@@ -141,18 +159,31 @@ func (c *Client) start(tr *transcript) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		if isolated {
+	if m != nil {
+		err = m.Start()
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if m != nil {
 			// The kernel refused the namespaces (no privileges, or
 			// user namespaces off): say so once, and start every
-			// process without them from now on.
-			c.noIsolation(err)
-			return c.start(tr)
+			// process with fewer of them from now on.
+			c.refused(level, err)
+			return c.startOn(tr, o)
 		}
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
 	ch := newChild(cmd, 0, stdin, stdout, logs)
-	ch.isolated = isolated
+	if m != nil {
+		ch.machine, ch.parts = true, m.Parts()
+		c.partsMissing(isolate.Missing(ch.parts))
+		if len(c.Shared) > 0 {
+			// A directory every machine carries (--carry, asked for: no
+			// problem of the run) is a disk they share.
+			ch.parts = slices.DeleteFunc(ch.parts, func(p string) bool { return p == isolate.PartFiles })
+		}
+	}
 	return c.handshake(ch, tr)
 }
 
@@ -274,22 +305,51 @@ func (ch *child) kill() {
 	ch.Drain()
 }
 
-// isolates reports whether new processes are started in namespaces of
-// their own: not with Isolation off, not once the kernel refused them.
+// isolates reports whether new processes are started on machines of
+// their own: not with Isolation off, not once the kernel refused every
+// namespace.
 func (c *Client) isolates() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.NoIsolation && !c.isolationRefused && !isolate.Forced()
+	return !c.NoIsolation && c.refusedAt < 2 && !isolate.Forced()
 }
 
-// noIsolation records the kernel's refusal of the namespaces.
-func (c *Client) noIsolation(err error) {
+// refusals counts the kernel's refusals so far (Client.refusedAt).
+func (c *Client) refusals() int {
 	c.mu.Lock()
-	first := !c.isolationRefused
-	c.isolationRefused = true
+	defer c.mu.Unlock()
+	return c.refusedAt
+}
+
+// refused records the kernel's refusal of a start at level: the next
+// start builds the machine without a user namespace, then without any.
+func (c *Client) refused(level int, err error) {
+	c.mu.Lock()
+	first := c.refusedAt == level
+	if first {
+		c.refusedAt = level + 1
+	}
+	c.mu.Unlock()
+	if !first {
+		return
+	}
+	if level == 0 {
+		c.problem("the kernel refused a user namespace (%v): machines are built without one, with the runner's privileges (docs/limits.md, Isolation)", err)
+		return
+	}
+	c.problem("processes were started without isolation: the kernel refused new PID, mount, network and IPC namespaces (%v); a resume is then not isolated and --require observed fails it (docs/limits.md, Isolation)", err)
+}
+
+// partsMissing reports, once per distinct set, the parts a process's
+// machine was built without.
+func (c *Client) partsMissing(missing []string) {
+	set := strings.Join(missing, ", ")
+	c.mu.Lock()
+	first := set != "" && set != c.missing
+	c.missing = set
 	c.mu.Unlock()
 	if first {
-		c.problem("processes were started without isolation: the kernel refused new PID, mount, network and IPC namespaces (%v); a resume is then not isolated and --require observed fails it (docs/limits.md, Isolation)", err)
+		c.problem("processes were started on machines without: %s (the kernel refused them; see the implementation's log); a resume on such a machine is not isolated in those parts and --require observed fails it (docs/limits.md, Isolation)", set)
 	}
 }
 
@@ -301,7 +361,7 @@ func (c *Client) hostPid(server **child, pid int) (int, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
-	if zygote == nil || !zygote.isolated {
+	if zygote == nil || !zygote.machine {
 		return pid, nil
 	}
 	host, err := isolate.HostPid(zygote.cmd.Process.Pid, pid)

@@ -8,14 +8,18 @@ package implproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
@@ -50,6 +54,13 @@ type Client struct {
 	// (internal/isolate), as on a machine that refuses them: a resume is
 	// then reported as not isolated.
 	NoIsolation bool
+	// Carry lists directories, besides the volume, that every process's
+	// machine carries at their own paths (a trace strace writes there).
+	Carry []string
+	// Shared lists directories every machine carries that the user named
+	// (run --carry): state crosses from process to process through them,
+	// so every machine is reported without its own files.
+	Shared []string
 
 	// zygote is the first process when it offers a fork server: it is
 	// never sent a run, only fork requests, one at a time (forkMu).
@@ -58,9 +69,17 @@ type Client struct {
 	// stopped run (spawnResume); resumerTried is set once it was started.
 	resumer      *child
 	resumerTried bool
-	// isolationRefused is set once the kernel refused the namespaces.
-	isolationRefused bool
-	forkMu           sync.Mutex
+	// refusedAt counts the kernel's refusals: 1, no user namespace (the
+	// machine is built without one); 2, no namespaces at all.
+	refusedAt int
+	// volume is the directory every journal_dir and fork pipe is made in
+	// (Volume), the one the first processes' machines carry; removed by
+	// Close.
+	volume    string
+	volumeErr error
+	// missing is the last set of missing machine parts reported.
+	missing string
+	forkMu  sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
@@ -95,6 +114,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.base = ctx
 	ch, err := c.spawn(nil)
 	if err != nil {
+		c.Close() // the volume it made
 		return err
 	}
 	if slices.Contains(c.Capabilities(), protocol.ForkServer) && !c.NoFork {
@@ -145,6 +165,35 @@ func (c *Client) Close() {
 			z.Kill()
 		}
 	}
+	c.mu.Lock()
+	volume := c.volume
+	c.volume, c.volumeErr = "", errors.New("the client is closed")
+	c.mu.Unlock()
+	// An exchange still under way (the runner was stopped) may make a
+	// directory in the volume while it is removed: try again.
+	for i := 0; volume != "" && i < 5; i++ {
+		if os.RemoveAll(volume) == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Volume is the directory the runner makes every journal_dir and fork
+// pipe in, made at the first call: the one directory the machine of a
+// process that runs a first run carries (internal/isolate), the journal
+// volume. A resuming process's machine carries only its own journal_dir.
+// "" when it cannot be made (the system's temporary directory then).
+func (c *Client) Volume() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.volume == "" && c.volumeErr == nil {
+		c.volume, c.volumeErr = os.MkdirTemp("", "polyloop-vol-*")
+		if c.volumeErr != nil {
+			c.problems = append(c.problems, fmt.Sprintf("no volume for the journals (%v): they are made in the system's temporary directory, which isolated processes do not see", c.volumeErr))
+		}
+	}
+	return c.volume
 }
 
 func (c *Client) put(ch *child) {
@@ -186,6 +235,9 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 	defer tr.flush()
 	wait, cancel := c.waitContext(ctx)
 	defer cancel()
+	if o.Volume == "" {
+		o.Volume = c.Volume()
+	}
 	x, err := protocol.NewExchange(ctx, wait, sc, env, c.Capabilities(), o)
 	if err != nil {
 		return nil, err
@@ -234,13 +286,15 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 // resume runs the exchange's resume on a new process, the run's next
 // holder.
 func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, env *fakes.Env, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
-	ch, err := c.spawnResume(tr)
+	// The resuming process's machine carries its own journal_dir (the
+	// directory transplant made for it) and nothing else of the runner's.
+	ch, err := c.spawnResume(tr, filepath.Dir(x.JournalDir()))
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
 	running.set(ch)
-	if !ch.isolated {
-		env.ResumeNotIsolated()
+	if missing := isolate.Missing(ch.parts); len(missing) > 0 {
+		env.ResumeNotIsolated(missing...)
 	}
 	ch.logs.setScenario(sc.ID)
 	out, err := x.Resume(ch)

@@ -23,7 +23,7 @@ var errServerGone = errors.New("the fork server did not answer")
 // holds no run state is as good as a new process for crash safety: only
 // the journal on disk crosses a kill (docs/protocol.md, "Fork server").
 func (c *Client) fork(tr *transcript, server **child) (*child, error) {
-	dir, err := os.MkdirTemp("", "polyloop-fork-*")
+	dir, err := os.MkdirTemp(c.Volume(), "polyloop-fork-*")
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (c *Client) tornRecord(ctx context.Context, sc *scenarios.Scenario, seq int
 	plain := *sc
 	plain.ID = sc.ID + ".torn-record"
 	plain.Faults.Crash, plain.Faults.TornTail, plain.Faults.JournalDamage = nil, false, ""
-	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+	root, err := os.MkdirTemp(c.Volume(), "polyloop-conform-journal-*")
 	if err != nil {
 		return nil, err
 	}

@@ -1,51 +1,106 @@
-// Package isolate makes a crash a reboot for an implementation process
-// (issue 44): on Linux with the privileges for it, each process the runner
-// starts gets new PID, mount, network and IPC namespaces. Killing the
-// namespace's first process kills every process in it, setsid daemons
-// included; a fresh tmpfs on /dev/shm and a fresh TMPDIR hold no memory of
-// a predecessor; abstract unix sockets and System V IPC are per namespace.
+// Package isolate starts an implementation process on a new machine that
+// mounts the journal (issue 50), as a container platform reschedules a
+// pod: on Linux, each process gets new user, mount, PID, network, IPC and
+// UTS namespaces; the machine's files as an image under overlays whose
+// upper layers live on a tmpfs private to the process (its /tmp too); a
+// fresh /proc, a fresh /dev/shm, a read-only /sys; lo up;
+// a new session keyring and, through the user namespace, a user keyring of
+// its own. The directories the runner names (Options.Carry: the journal
+// volume, the fork pipes) are bound through at their own paths, the one
+// volume carried from process to process; Options.Mask empties others. Killing the namespace's first
+// process kills every process in it, and the layer dies with it.
 //
-// The mounts are made by the runner's own executable, re-run as the
-// namespace's init before it execs the implementation (Init, called from
-// this package's init function when the marker variable is set).
+// The machine is built by the runner's own executable, re-run as the
+// namespaces' init before it execs the implementation (this package's init
+// function, when the marker variable is set). Where the kernel refuses a
+// part, the init falls back part by part and says which parts it built
+// (Machine.Parts); a part missing is the caller's to report.
 package isolate
 
 import (
 	"os"
 	"os/exec"
+	"slices"
 )
+
+// The parts of a machine, named stably: the report and --require observed
+// speak of them.
+const (
+	PartPID     = "pid"     // a PID namespace: its init's death kills all
+	PartMount   = "mount"   // a mount namespace and a root of its own
+	PartFiles   = "files"   // every writable place in a layer of its own
+	PartNetwork = "network" // a network namespace with lo up
+	PartIPC     = "ipc"     // System V IPC, abstract sockets, /dev/shm
+	PartKeyring = "keyring" // user and session kernel keyrings of its own
+	PartProc    = "proc"    // a /proc that shows only the machine
+)
+
+// AllParts lists every part of a whole machine, in a stable order.
+func AllParts() []string {
+	return []string{PartPID, PartMount, PartFiles, PartNetwork, PartIPC, PartKeyring, PartProc}
+}
+
+// Missing lists the parts of AllParts that have is without.
+func Missing(have []string) []string {
+	var out []string
+	for _, p := range AllParts() {
+		if !slices.Contains(have, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // NoIsolationEnv, when set to 1 in the runner's environment, forces the
 // "no isolation available" path (for tests, and for machines where a
 // namespace start is unwanted).
 const NoIsolationEnv = "POLYLOOP_NO_ISOLATION"
 
-// execEnv carries the implementation's path into the re-run runner that
-// sets up its namespaces; its presence marks that re-run.
-const execEnv = "POLYLOOP_ISOLATE_EXEC"
+// The variables that carry the init's orders; the init strips them before
+// it execs the implementation. execEnv (the implementation's path) marks
+// the re-run; carryEnv holds the directories to bind through and to mask
+// (JSON, Options);
+// statusEnv is the descriptor the init reports its parts on; levelEnv is
+// set when the machine has no user namespace.
+const (
+	execEnv   = "POLYLOOP_ISOLATE_EXEC"
+	carryEnv  = "POLYLOOP_ISOLATE_CARRY"
+	statusEnv = "POLYLOOP_ISOLATE_STATUS"
+	levelEnv  = "POLYLOOP_ISOLATE_NO_USERNS"
+)
+
+// Options say how to build the machine.
+type Options struct {
+	// Carry lists the directories bound through at their own paths,
+	// recursively (a FUSE mount under one is carried too): the only
+	// files that cross from the runner to the machine and back.
+	Carry []string `json:"carry"`
+	// Mask lists directories of the image the machine sees empty (a
+	// carried directory may lie below one): the runner's volume, whose
+	// other journals a resuming process must not see.
+	Mask []string `json:"mask"`
+	// NoUserNS builds the machine without a user namespace, for a kernel
+	// that refuses one (the runner retries so after EPERM): the keyring
+	// part is then missing, and the mounts need the runner's privileges.
+	NoUserNS bool `json:"-"`
+}
 
 // Forced reports whether isolation was turned off by NoIsolationEnv.
 func Forced() bool { return os.Getenv(NoIsolationEnv) == "1" }
 
-// Wrap rewrites cmd, not yet started, to start in new namespaces through
-// the runner's executable, and reports whether it did; it leaves cmd as it
-// was when isolation is unavailable here (another OS, forced off, or the
-// runner's executable unknown). A start that the kernel refuses (EPERM) is
-// the caller's to retry with Plain.
-func Wrap(cmd *exec.Cmd) bool {
+// Wrap rewrites cmd, not yet started, to start on a new machine through
+// the runner's executable, and returns the machine; nil, leaving cmd as it
+// was, when isolation is unavailable here (another OS, forced off, or the
+// runner's executable unknown). Start cmd with Machine.Start. A start the
+// kernel refuses (EPERM, EINVAL) is the caller's to retry, with NoUserNS,
+// then without Wrap.
+func Wrap(cmd *exec.Cmd, o Options) *Machine {
 	if Forced() || !supported {
-		return false
+		return nil
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return false
+		return nil
 	}
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	cmd.Env = append(append([]string(nil), env...), execEnv+"="+cmd.Path)
-	cmd.Path = self
-	cmd.SysProcAttr = attr(cmd.SysProcAttr)
-	return true
+	return wrap(cmd, self, o)
 }

@@ -2,11 +2,28 @@
 
 package isolate
 
-import "syscall"
+import (
+	"errors"
+	"os/exec"
+)
 
 const supported = false
 
-func attr(a *syscall.SysProcAttr) *syscall.SysProcAttr { return a }
+// Machine is never made here: there are no namespaces.
+type Machine struct{}
+
+func wrap(*exec.Cmd, string, Options) *Machine { return nil }
+
+// Start fails: no machine is made on this OS.
+func (m *Machine) Start() error { return errors.New("isolate: no namespaces on this OS") }
+
+// Parts is empty: no machine is made on this OS.
+func (m *Machine) Parts() []string { return nil }
 
 // HostPid is pid: there are no PID namespaces here.
 func HostPid(init, pid int) (int, error) { return pid, nil }
+
+// ShareVolume fails: no mount propagation here.
+func ShareVolume(dir string) (undo func(), err error) {
+	return nil, errors.New("isolate: no shared mounts on this OS")
+}

@@ -30,6 +30,10 @@ type RunOptions struct {
 	// JournalDir, when set, is the run's journal_dir (the caller makes and
 	// removes it); otherwise the runner makes a fresh one.
 	JournalDir string
+	// Volume, when set, is the directory the runner makes journal_dirs in
+	// (a fresh one, and a resume's): the one its isolated processes see
+	// (internal/isolate); otherwise the system's temporary directory.
+	Volume string
 	// Handover fills next, the resumed process's new journal_dir, from
 	// killed, the journal_dir of the process that stopped; nil moves it
 	// (see transplant).
@@ -52,6 +56,7 @@ type Exchange struct {
 	resume   *Message // the resume message, once Resumes says so
 	tmp      string   // the journal's temporary directory, "" without one
 	moved    []string // the resumed journals' temporary directories (transplant)
+	volume   string   // where journal directories are made (RunOptions.Volume)
 	handover func(killed, next string) error
 	// tearBefore: the scenario's torn tail is the runner's to make, the way
 	// a crash does (journal-lines): the process dies at the point before
@@ -93,13 +98,13 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
 	run.Spec.Scenario = runID
 	x := &Exchange{ctx: ctx, wait: wait, env: env, sc: sc, caps: caps, run: run, id: runID, phases: len(run.Spec.Requests),
-		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, lastAfter: map[int]int{}}
+		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, volume: o.Volume, lastAfter: map[int]int{}}
 	x.playParts()
 	explore := o.CrashAt != nil || o.Points
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
 		run.JournalDir = o.JournalDir
 		if run.JournalDir == "" {
-			dir, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+			dir, err := os.MkdirTemp(o.Volume, "polyloop-conform-journal-*")
 			if err != nil {
 				return nil, err
 			}
@@ -242,6 +247,11 @@ func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
 	return true, x.prepareResume()
 }
 
+// JournalDir is the journal_dir the last run or resume message named: once
+// Resumes said a resume is due, the resuming process's, which the runner
+// carries into that process's machine (internal/isolate).
+func (x *Exchange) JournalDir() string { return x.journalDir() }
+
 // journalDir is the journal_dir of the process that ran last: the run's,
 // or the last resume's.
 func (x *Exchange) journalDir() string {
@@ -255,7 +265,7 @@ func (x *Exchange) journalDir() string {
 // damage where the implementation lets the runner do it.
 func (x *Exchange) prepareResume() error {
 	run, sc := x.run, x.sc
-	next, err := transplant(x.journalDir(), x.handover)
+	next, err := transplant(x.volume, x.journalDir(), x.handover)
 	if err != nil {
 		return err
 	}

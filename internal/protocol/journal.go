@@ -87,9 +87,10 @@ func journalKept(dir string) error {
 // keyed by the journal_dir path or the run ID, finds nothing there
 // (0002.D1, 0002.D3). handover, when set, fills the new directory instead
 // (crash exploration hands over a journal with a torn record, or the
-// state a power cut leaves). It returns the new journal_dir.
-func transplant(killed string, handover func(killed, next string) error) (string, error) {
-	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+// state a power cut leaves). The new journal_dir is made in volume (the
+// system's temporary directory when empty); transplant returns it.
+func transplant(volume, killed string, handover func(killed, next string) error) (string, error) {
+	root, err := os.MkdirTemp(volume, "polyloop-conform-journal-*")
 	if err != nil {
 		return "", err
 	}
