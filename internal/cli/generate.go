@@ -125,7 +125,7 @@ func generateRows(sum generate.Summary, seed uint64, dir string, took time.Durat
 			note += fmt.Sprintf("; saved as %s (and .json) in %s", f.ID+".yaml", dir)
 		}
 		note += "; replay: " + replay
-		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
+		rows = append(rows, report.Row{Scenario: f.ID, Source: f.Source, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
 			Problems: f.Details, Note: note, ScenarioYAML: string(f.YAML)})
 	}
 	if sum.Interrupted > 0 {
