@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/polyloop/polyloop-conform/fakes"
 )
 
@@ -35,9 +37,11 @@ func (o *observer) oneIntent() {
 // a request refused for a reason before unmeasurable_block asks the
 // runner's measure nothing (0010.D5.probe-last). In a phased scenario the
 // refused phase is the one the trajectory reports no end or step for.
+// The decision is a SHOULD, so only a scenario that cites it holds a run
+// to it: a port that probes first fails that scenario, not every refusal.
 func (o *observer) probeLast() {
 	ae := o.tr.AssemblyError
-	if ae == nil || ae.Kind == "unmeasurable_block" {
+	if ae == nil || ae.Kind == "unmeasurable_block" || !slices.Contains(o.sc.Decisions, "0010.D5.probe-last") {
 		return
 	}
 	n := 0

@@ -48,7 +48,7 @@ func TestOneIntent(t *testing.T) {
 // refusal order asked the measure nothing (0010.D5.probe-last); a refusal
 // for the measure itself did.
 func TestProbeLast(t *testing.T) {
-	sc, _ := load(t, "outcome.normal-return")
+	sc, _ := load(t, "context.probe-after-other-refusals")
 	probe := []fakes.Call{{Kind: fakes.CallMeasure, Phase: 0, Block: "observation"}}
 	for _, tc := range []struct {
 		kind string
