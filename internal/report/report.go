@@ -436,7 +436,7 @@ func (r *Report) RerunCommand(id string) string {
 	}
 	if strings.HasPrefix(id, "generated.") && !strings.Contains(base, "--scenarios") {
 		// A generated case is a scenario once saved (run --generate-out,
-		// generate --out), not one of the suite's.
+		// generate --save), not one of the suite's.
 		return fmt.Sprintf("%s --scenarios DIR --goldens DIR --run '%s' --trace, DIR holding %s.yaml and .json (run --generate-out DIR saves both)", base, id, id)
 	}
 	return fmt.Sprintf("%s --run '%s' --trace", base, id)
