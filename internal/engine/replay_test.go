@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/fakes"
+	"github.com/polyloop/polyloop-conform/scenarios"
 	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
@@ -66,5 +67,24 @@ func TestProbeLast(t *testing.T) {
 		if got := len(o.problems) > 0; got != tc.want {
 			t.Errorf("%s with %d measure call(s): problems %v, want one: %v", tc.kind, len(tc.log), o.problems, tc.want)
 		}
+	}
+}
+
+// TestEvidenceOfAnUnaskedMeasure: a request refused before the probe
+// asks the measure nothing (0010.D5.probe-last), so the runner that
+// offered its measure and got no call played all there was: not staged.
+// Without the offer the implementation staged the refusal itself.
+func TestEvidenceOfAnUnaskedMeasure(t *testing.T) {
+	sc, _ := load(t, "context.probe-after-other-refusals")
+	offered := fakes.Record{Offered: map[string]bool{scenarios.PartMeasure: true}}
+	if staged, _ := Evidence(sc, map[string]bool{}, offered); len(staged) > 0 {
+		t.Errorf("offered and unasked: staged %v, want nothing", staged)
+	}
+	if staged, _ := Evidence(sc, map[string]bool{}, fakes.Record{}); len(staged) == 0 {
+		t.Error("not offered: nothing staged, want the measure's refusal")
+	}
+	other, _ := load(t, "context.unknown-block-type")
+	if staged, _ := Evidence(other, map[string]bool{}, offered); len(staged) == 0 {
+		t.Error("an unmeasurable_block refusal the runner's measure never made: nothing staged, want the measure's refusal")
 	}
 }
