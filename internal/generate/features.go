@@ -88,7 +88,10 @@ func (s *spec) caseFeatures() []string {
 		}
 		for _, p := range t.props {
 			defaults = defaults || p.def != nil
+			add(p.rich != nil, whyBelowTop...)
 		}
+		add(t.completes, "0004.D3", "0008.D4.constants")
+		add(t.completes && slices.ContainsFunc(t.handler, func(b behaviour) bool { return b.kind == "error" }), "0004.D3.tool-error")
 	}
 	dups := 0
 	for _, n := range names {
@@ -104,6 +107,14 @@ func (s *spec) caseFeatures() []string {
 	add(s.eff < 1 || s.total < 1, "0004.D1.min")
 	add(s.second != nil && (s.second.eff < 1 || s.second.total < 1), "0004.D1.min", "0003.D1")
 	add(s.fullExec, "0006.D3", "0006.D3.same")
+	add(s.visible != nil, "0006.D6", "0008.D1") // restrict_to, and the handlers that travel with it
+	add(s.project != nil, "0003.D4", "0008.D4.validate")
+	for _, o := range s.project {
+		add(o.complete, "0006.D5", "0004.D3")
+		add(o.complete && o.status != "EXECUTED", "0004.D3.env-not-executed")
+	}
+	add(s.code && s.project == nil, "0008.D4.no-tool-call")
+	add(edged(s.runFragment) || edged(s.goal), "0003.D2")
 	add(slices.ContainsFunc(s.visible, func(v string) bool { return names[v] == 0 }), "0006.D6")
 	add(s.code, "0003.D5", "0003.D5.fence")
 	add(s.unmeasured != "", "0010.D5", "0010.D5.probe")
@@ -113,14 +124,20 @@ func (s *spec) caseFeatures() []string {
 	add(len(s.injections) > 0, "0010.D3")
 	add(blankText(s.runFragment) || blankText(s.goal), "0010.D2.whitespace")
 	add(s.sink != "", "0011.D2", "0011.D2.count")
-	add(s.crash != nil, "0002.D1", "0002.D3", "0002.D4")
+	add(s.crash != nil, "0002.D1", "0002.D2", "0002.D3", "0002.D4")
 	add(s.torn || s.damage != "", "0002.D5")
-	add(s.cancel != nil, "0004.D4", "0004.D4.release")
+	add(s.cancel != nil, "0004.D4", "0004.D4.release", "0008.D4.cancelled")
 	add(s.cancel != nil && s.cancel.deadline, "0004.D4.deadline")
 	add(s.cancel != nil && s.cancel.phase != "" || s.crash != nil && s.crash.phase != "", "0004.D4.phase")
 	add(s.modelFail > 0, "0003.D3", "0003.D3.budget")
 	add(s.second != nil, "0003.D1")
 	return out
+}
+
+// edged is a text a careless port would normalise: white space at an
+// edge, or several lines (the library never touches prompt text, 0003.D2).
+func edged(t string) bool {
+	return strings.TrimSpace(t) != t || strings.Contains(strings.TrimRight(t, "\n"), "\n")
 }
 
 // blankText is a text of white space only (not the empty one).

@@ -309,7 +309,11 @@ func ending(tr *trajectories.Trajectory) map[string]any {
 	case tr.RunError != nil:
 		return map[string]any{"run_error": tr.RunError.Kind}
 	case tr.Interrupted != nil:
-		return map[string]any{"interrupted": map[string]any{"step": tr.Interrupted.Step, "during": tr.Interrupted.During}}
+		in := map[string]any{"step": tr.Interrupted.Step, "during": tr.Interrupted.During}
+		if tr.Interrupted.Phase != "" {
+			in["phase"] = tr.Interrupted.Phase // a phased case names the phase in flight
+		}
+		return map[string]any{"interrupted": in}
 	case tr.End != nil:
 		return map[string]any{"end": map[string]any{"reason": tr.End.Reason}}
 	}

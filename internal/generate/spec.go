@@ -353,15 +353,15 @@ func (s *spec) drawOutput(r *rand.Rand) (string, []string) {
 	case x < 0.57:
 		return flattened(t.name, validArgs(r, t)), []string{"0003.D6", "0003.D6.names"}
 	case x < 0.68:
-		why := []string{"0003.D4", "0006.D6.no-coercion"}
+		why := []string{"0003.D4", "0006.D6.no-coercion", "0008.D4.validate"}
 		if slices.ContainsFunc(t.props, func(p prop) bool { return p.rich != nil }) {
 			why = append(why, whyBelowTop...)
 		}
 		return call(t.name, invalidArgs(r, t)), why
 	case x < 0.74:
-		return call(s.unknownName(r), map[string]any{}), []string{"0003.D4"}
+		return call(s.unknownName(r), map[string]any{}), []string{"0003.D4", "0008.D4.validate"}
 	case x < 0.8:
-		return `{"action": {"tool": ` + jsonText(t.name) + `}}`, []string{"0003.D6.bare-call"}
+		return `{"action": {"tool": ` + jsonText(t.name) + `}}`, []string{"0003.D6.bare-call", "0003.D4", "0008.D4.validate"}
 	case x < 0.84:
 		return pick(r, "I think the work is done.", text(r)), []string{"0003.D7"}
 	case x < 0.87:
