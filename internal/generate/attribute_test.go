@@ -11,6 +11,7 @@ import (
 	"github.com/polyloop/polyloop-conform/docs/design"
 	"github.com/polyloop/polyloop-conform/internal/decisions"
 	"github.com/polyloop/polyloop-conform/internal/engine"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // TestFieldRecordsAreTheGuides: the records a difference at a field cites
@@ -114,5 +115,21 @@ func TestDivergenceFollowsTheRun(t *testing.T) {
 	// Both refused, differently: the order of refusals is what broke.
 	if got, _ := divergence([]engine.Problem{{Source: "golden", Path: "assembly_error.kind", Want: "invalid_schema", Got: "unknown_tool"}}, refused); !slices.Contains(got, "0006.D6.refusal-order") || got[0] != "0006.D6.construction" {
 		t.Errorf("two refusals: %v", got)
+	}
+}
+
+// TestEndingNamesThePhase: the expect a saved difference carries loads,
+// for a phased case that ended interrupted too (the loader wants the
+// phase in flight named), so such a difference is saved, not an error.
+func TestEndingNamesThePhase(t *testing.T) {
+	tr := &trajectories.Trajectory{Interrupted: &trajectories.Interrupted{Phase: "second", Step: 1, During: "tool_call"}}
+	in, _ := ending(tr)["interrupted"].(map[string]any)
+	if in["phase"] != "second" {
+		t.Errorf("ending of a phased interruption: %v, want its phase", in)
+	}
+	tr.Interrupted.Phase = ""
+	in, _ = ending(tr)["interrupted"].(map[string]any)
+	if _, ok := in["phase"]; ok {
+		t.Errorf("ending of a single request's interruption names a phase: %v", in)
 	}
 }
