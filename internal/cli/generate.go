@@ -25,9 +25,11 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	seed := fs.Uint64("seed", 0, "the `SEED`: the same seed gives the same cases (default: a fresh one each run, named in the report)")
 	count := fs.Int("count", 0, "stop after `N` cases (default 1000 when --seconds is not given)")
 	seconds := fs.Int("seconds", 0, "stop after `S` seconds")
-	out := fs.String("out", "generated", "write each shrunk difference to `DIR` as <id>.yaml and <id>.json")
-	// --out is the directory of saved differences here (it came first), so
-	// the report's file is --report-out.
+	out := fs.String("save", "generated", "write each shrunk difference to `DIR` as <id>.yaml and <id>.json")
+	// --out names the report's file in run and every other command; here it
+	// once named the folder of differences, and still does, saying so
+	// (savedDir). The report's file is --report-out.
+	oldOut := fs.String("out", "", "the old name of --save `DIR` (kept working; in run and the other commands --out is the report's file)")
 	var report reportFlags
 	report.registerAs(fs, false, "report-out")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for one run of one case")
@@ -37,6 +39,9 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 		return ExitSetup
 	}
 	if err := checkImplFlag(fs); err != nil {
+		return setupError(s, err)
+	}
+	if err := savedDir(fs, out, *oldOut, s.err); err != nil {
 		return setupError(s, err)
 	}
 	if *impl == "" {
@@ -104,6 +109,23 @@ func generateCmd(ctx context.Context, args []string, s stdio) int {
 	return ExitOK
 }
 
+// savedDir settles generate's folder of differences: --save DIR, or the
+// old --out DIR, which keeps working with a note that names the new flag,
+// since --out is the report's file in run and every other command.
+func savedDir(fs *flag.FlagSet, save *string, old string, errw io.Writer) error {
+	if old == "" {
+		return nil
+	}
+	saveSet := false
+	fs.Visit(func(f *flag.Flag) { saveSet = saveSet || f.Name == "save" })
+	if saveSet {
+		return fmt.Errorf("generate: --out %s and --save %s both name the folder of differences; give --save alone (the report's file is --report-out)", old, *save)
+	}
+	fmt.Fprintf(errw, "generate: --out %s is the old name of --save %s, the folder of differences; use --save (in run and the other commands --out is the report's file; here the report's file is --report-out)\n", old, old)
+	*save = old
+	return nil
+}
+
 // generateRows are generate's verdicts as report rows, the same as run's:
 // one failing row per difference (its problems, its decisions, its seed,
 // where it was saved, and replay, the command that draws it again), an
@@ -125,7 +147,7 @@ func generateRows(sum generate.Summary, seed uint64, dir string, took time.Durat
 			note += fmt.Sprintf("; saved as %s (and .json) in %s", f.ID+".yaml", dir)
 		}
 		note += "; replay: " + replay
-		rows = append(rows, report.Row{Scenario: f.ID, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
+		rows = append(rows, report.Row{Scenario: f.ID, Source: f.Source, Verdict: report.Fail, Decisions: f.Decisions, Evidence: report.Observed,
 			Problems: f.Details, Note: note, ScenarioYAML: string(f.YAML)})
 	}
 	if sum.Interrupted > 0 {

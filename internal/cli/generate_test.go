@@ -26,7 +26,7 @@ func TestGenerateFindsShrinksAndSaves(t *testing.T) {
 	}
 	dir := t.TempDir()
 	mutant := exe + " serve-reference --mutant env-error-continues"
-	code, out, errs := run(t, "generate", "--impl", mutant, "--seed", "1", "--first", "--count", "2000", "--out", dir)
+	code, out, errs := run(t, "generate", "--impl", mutant, "--seed", "1", "--first", "--count", "2000", "--save", dir)
 	if code != ExitFail || !strings.Contains(out, "DIFFERENCE case") || !strings.Contains(out, "0004.D2") {
 		t.Fatalf("env-error-continues: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -50,6 +50,23 @@ func TestGenerateFindsShrinksAndSaves(t *testing.T) {
 	}
 }
 
+// TestGenerateOutIsTheOldSave: generate's folder of differences is
+// --save; --out, its old name, keeps working and says so, since --out is
+// the report's file in run and every other command; both at once is a
+// set-up error.
+func TestGenerateOutIsTheOldSave(t *testing.T) {
+	t.Parallel()
+	exe := selfImpl(t)
+	dir := t.TempDir()
+	code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--seed", "3", "--count", "3", "--out", dir)
+	if code != ExitOK || !strings.Contains(errs, "--out "+dir+" is the old name of --save") || !strings.Contains(out, "0 differences") {
+		t.Errorf("generate --out DIR: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "generate", "--impl", exe+" serve-reference", "--count", "3", "--out", dir, "--save", t.TempDir()); code != ExitSetup || !strings.Contains(errs, "give --save alone") {
+		t.Errorf("generate --out and --save: exit %d, %s", code, errs)
+	}
+}
+
 // TestGenerateFrom: --from draws variants of a team's scenarios beside
 // the suite's; a directory without scenarios, or with one that does not
 // load, is a set-up error naming it.
@@ -64,7 +81,7 @@ func TestGenerateFrom(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "outcome.normal-return.yaml"), own, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", dir, "--count", "20", "--out", t.TempDir()); code != ExitOK || !strings.Contains(out, "0 differences") {
+	if code, out, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", dir, "--count", "20", "--save", t.TempDir()); code != ExitOK || !strings.Contains(out, "0 differences") {
 		t.Fatalf("--from a team's scenarios: exit %d\n%s\n%s", code, out, errs)
 	}
 	if code, _, errs := run(t, "generate", "--impl", exe+" serve-reference", "--from", t.TempDir()); code != ExitSetup || !strings.Contains(errs, "no *.yaml files") {
@@ -92,7 +109,7 @@ func TestGenerateSeedReplays(t *testing.T) {
 	generate := func(extra ...string) (uint64, row) {
 		t.Helper()
 		out := filepath.Join(t.TempDir(), "report.json")
-		args := append([]string{"generate", "--impl", mutant, "--first", "--count", "2000", "--out", t.TempDir(), "--format", "json", "--report-out", out}, extra...)
+		args := append([]string{"generate", "--impl", mutant, "--first", "--count", "2000", "--save", t.TempDir(), "--format", "json", "--report-out", out}, extra...)
 		if code, stdout, errs := run(t, args...); code != ExitFail {
 			t.Fatalf("%v: exit %d, want %d\n%s\n%s", extra, code, ExitFail, stdout, errs)
 		}

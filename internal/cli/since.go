@@ -33,8 +33,10 @@ func sinceChanges(v string) (*suiteversion.Changes, error) {
 }
 
 // markSince marks each failing row with what moved since c.From: its
-// scenario new, changed or unchanged, and each cited decision that is new
-// or changed (docs/versioning.md, "Since a version").
+// scenario new, changed or unchanged, each cited decision that is new or
+// changed, and a generated variant's source scenario when it is new or
+// changed (docs/versioning.md, "Since a version"). A generated case cites
+// the decisions it breaks (internal/generate, attribute.go).
 func markSince(rows []report.Row, c *suiteversion.Changes) {
 	for i := range rows {
 		row := &rows[i]
@@ -48,6 +50,11 @@ func markSince(rows []report.Row, c *suiteversion.Changes) {
 					s.Decisions = map[string]string{}
 				}
 				s.Decisions[id] = string(st)
+			}
+		}
+		if row.Source != "" {
+			if st := c.Scenario(row.Source); st == suiteversion.Added || st == suiteversion.Changed {
+				s.Source, s.SourceID = string(st), row.Source
 			}
 		}
 		row.Since = s

@@ -104,3 +104,73 @@ func TestVersionCommand(t *testing.T) {
 		t.Errorf("version --since 0.0.1: exit %d, %s", code, errs)
 	}
 }
+
+// TestRun_SinceMarksGeneratedFailuresByWhatTheyBreak: a kernel that
+// follows suite 0.1.0's decisions where 0.2.0 added some (a plan that is
+// not a string refused, 0003.D5.parts; pattern read as RE2,
+// 0006.D6.pattern) fails generated cases on those decisions, and under
+// run --since 0.1.0 every such failure is marked new or changed, never
+// unchanged: a generated case cites the decisions of the first point where
+// the run diverged, its source scenario's and its drawn features' (issue
+// 54). Seed 1's first 120 cases hold both kinds of failure.
+func TestRun_SinceMarksGeneratedFailuresByWhatTheyBreak(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "report.json")
+	impl := selfImpl(t) + " serve-reference --mutant plan-and-reflection-must-be-strings --mutant pattern-read-as-re2"
+	code, stdout, errs := run(t, "run", "--impl", impl, "--run", "outcome.normal-return", "--generate", "120", "--seed", "1", "--since", "0.1.0", "--format", "json", "--out", out)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, errs)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Scenarios []struct {
+			Scenario, Verdict, Source string
+			Decisions                 []string
+			Since                     *struct {
+				Scenario, Source string
+				SourceID         string `json:"source_id"`
+				Decisions        map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	broken := []string{"0003.D5.parts", "0006.D6.pattern"}
+	seen := map[string]int{}
+	for _, row := range rep.Scenarios {
+		if row.Verdict != "fail" {
+			continue
+		}
+		if !strings.HasPrefix(row.Scenario, "generated.") {
+			t.Errorf("%s fails: only generated cases should", row.Scenario)
+			continue
+		}
+		if row.Since == nil {
+			t.Errorf("%s: not marked", row.Scenario)
+			continue
+		}
+		marked := ""
+		for _, d := range broken {
+			if m := row.Since.Decisions[d]; m == "new" || m == "changed" {
+				marked = d
+			}
+		}
+		if marked == "" {
+			t.Errorf("%s (source %q) cites %v, marked %+v: neither %v marked new, so a failure on a decision new since 0.1.0 reads as unchanged", row.Scenario, row.Source, row.Decisions, row.Since, broken)
+			continue
+		}
+		seen[marked]++
+		if marked == "0006.D6.pattern" && (row.Source == "" || row.Since.SourceID != row.Source || row.Since.Source != "new") {
+			t.Errorf("%s: a variant of %q, its source marked %q %q", row.Scenario, row.Source, row.Since.SourceID, row.Since.Source)
+		}
+	}
+	for _, d := range broken {
+		if seen[d] == 0 {
+			t.Errorf("no failure on %s among seed 1's first 120 cases (%v): the test lost its case", d, seen)
+		}
+	}
+}

@@ -83,6 +83,8 @@ const (
 	OnlyZeroCapsRefused        Name = "only-zero-caps-refused"
 	EmptyFenceRunAsCode        Name = "empty-fence-run-as-code"
 	IntentAfterAction          Name = "intent-after-action"
+	ReplayWritesIntent         Name = "replay-writes-second-intent"
+	RefusalClearsEnd           Name = "later-refusal-clears-end"
 	NoRunEndRecord             Name = "no-run-end-record"
 	UnknownWithoutDetail       Name = "unknown-without-detail"
 	CodeActionReplayed         Name = "code-action-replayed"
@@ -153,6 +155,10 @@ func journalDeviations() []Deviation {
 			Wrap{Options: journalErrorIgnored}},
 		{IntentAfterAction, "0002.D1", "the action intent is journalled after the action ran, beside its result",
 			Wrap{Options: departure(func(d *run.Departures) { d.IntentAfterAction = true })}},
+		{ReplayWritesIntent, "0002.D4.one-intent", "a SAFE action run again on resume journals a second intent before it runs",
+			Wrap{Options: departure(func(d *run.Departures) { d.ReplayWritesIntent = true })}},
+		{RefusalClearsEnd, "0003.D1.end", "a later phase refused at assembly leaves end null, dropping the end of the phase before it",
+			Wrap{RefusalClearsEnd: true}},
 		{NoRunEndRecord, "0002.D2", "the run's end is returned but never journalled; the caller is left to record it",
 			Wrap{Options: noRunEnd}},
 		{UnknownWithoutDetail, "0002.D4.unknown", "a resume_outcome_unknown end does not say which step and tool",

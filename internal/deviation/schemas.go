@@ -21,6 +21,7 @@ const (
 	EnumComparedAsStrings     Name = "enum-compared-as-strings"
 	IntegerValuedRefused      Name = "integer-valued-number-refused"
 	PatternReadAsRE2          Name = "pattern-read-as-re2"
+	PropertyNamesLoose        Name = "pattern-property-names-loose"
 	UnadmittedKeywordIgnored  Name = "unadmitted-keyword-ignored"
 	ExclusiveBoundsInclusive  Name = "exclusive-bounds-inclusive"
 	AdditionalSchemaIgnored   Name = "additional-properties-schema-ignored"
@@ -44,6 +45,8 @@ func schemaDeviations() []Deviation {
 			Wrap{Request: parser(integerValuedAsText)}},
 		{PatternReadAsRE2, "0006.D6.pattern", "pattern is read as a Go (RE2) regular expression: lookahead does not compile, \\pL does",
 			Wrap{Specs: patternAsRE2}},
+		{PropertyNamesLoose, "0006.D6.pattern-properties", "a \\p{…} name ECMA-262 does not list (\\p{IsGreek}, \\p{letter}) is read as a letter class, as another engine reads its own names",
+			Wrap{Specs: patternLooseProperties}},
 		{UnadmittedKeywordIgnored, "0006.D6.keywords", "a 2020-12 keyword the records leave out is ignored instead of refused",
 			Wrap{Specs: rewriteSchemas(dropUnadmitted)}},
 		{ExclusiveBoundsInclusive, "0006.D6.keywords", "exclusiveMinimum and exclusiveMaximum are read as inclusive bounds",
@@ -222,6 +225,28 @@ func patternAsRE2(specs []tools.ToolSpec, cache *tools.SchemaCache) []tools.Tool
 		if _, err := tools.NewRegistryWithCache(cache, probe); err != nil {
 			m["pattern"] = ""
 		}
+	})(specs, cache)
+}
+
+// propertyEscape is one \p{…} or \P{…} escape of a pattern.
+var propertyEscape = regexp.MustCompile(`\\[pP]\{[^}]*\}`)
+
+// patternLooseProperties replaces each property escape ECMA-262 refuses
+// by \p{L}, as a port whose own engine knows other names (.NET's IsGreek,
+// Java's InBasicLatin, loose case) would accept the pattern.
+func patternLooseProperties(specs []tools.ToolSpec, cache *tools.SchemaCache) []tools.ToolSpec {
+	return rewriteSchemas(func(m map[string]any, _ int) {
+		p, ok := m["pattern"].(string)
+		if !ok {
+			return
+		}
+		m["pattern"] = propertyEscape.ReplaceAllStringFunc(p, func(esc string) string {
+			probe := tools.ToolSpec{Name: "probe", Parameters: map[string]any{"type": "string", "pattern": esc}}
+			if _, err := tools.NewRegistryWithCache(cache, probe); err != nil {
+				return `\p{L}`
+			}
+			return esc
+		})
 	})(specs, cache)
 }
 

@@ -36,6 +36,9 @@ type Wrap struct {
 	// SinkCountPerPhase counts sink failures afresh in each phase, so
 	// the trajectory shows the last phase's count (0011.D2.count.phases).
 	SinkCountPerPhase bool
+	// RefusalClearsEnd leaves end null beside a later phase's refusal
+	// (0003.D1.end).
+	RefusalClearsEnd bool
 }
 
 // Kernel is the kernel's two entry points.
@@ -169,6 +172,17 @@ func (s Seams) Abandon() bool {
 // tells a cancelled call from a failed one.
 func cancelled(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// RefusalClearsEnd reports whether a later phase's refusal clears the
+// end of the phase before it.
+func (s Seams) RefusalClearsEnd() bool {
+	for _, w := range s.wraps {
+		if w.RefusalClearsEnd {
+			return true
+		}
+	}
+	return false
 }
 
 // SinkCountPerPhase reports whether sink failures are counted afresh in

@@ -98,7 +98,7 @@ func PresenceTable() []Presence {
 		{"assembly_error.kind", "always, in an `assembly_error`", "—", nil},
 		{"assembly_error.message", "always, in an `assembly_error`", "—: a sentence (the text rule: non-empty where the reference's is)", nil},
 		{"assembly_error.tools", "always, in an `assembly_error`", "`[]` when the refusal names no tool (`invalid_budget`); `null` reads the same", nil},
-		{"end", "always", "`null` when the run was refused, stopped with `run_error`, or was interrupted (0004.D2)", nil},
+		{"end", "always", "`null` when no run started (a single request, or a scenario's first phase, refused) or the last run that started stopped with `run_error` or was interrupted; a later phase refused at assembly keeps the end of the phase before it (0004.D2, 0003.D1.end)", nil},
 		{"end.detail", "only when `end.reason` is `resume_outcome_unknown` (0002.D4.unknown)", "absent", func(a At) bool { return str(a.Parent, "reason") == "resume_outcome_unknown" }},
 		{"end.detail.during", "never, in a run that follows the design: `resume_outcome_unknown` names the step and the tool; what was in flight when a run stopped without an end is `interrupted.during`", "absent", func(At) bool { return false }},
 		{"end.detail.step", "always, in an `end.detail`", "—", nil},

@@ -28,8 +28,12 @@ func Evidence(sc *scenarios.Scenario, played map[string]bool, rec fakes.Record) 
 	if sc.Faults.Sink != "" && !played[scenarios.PartSink] {
 		staged = append(staged, "faults.sink (the failing audit sink and event_sink_failures)")
 	}
+	// A request refused before the measure's probe asks the measure
+	// nothing (0010.D5.probe-last): offered and unasked, the runner's
+	// measure saw all there was to see.
+	unasked := rec.Offered[scenarios.PartMeasure] && sc.Expect.AssemblyError != nil && sc.Expect.AssemblyError.Kind != "unmeasurable_block"
 	for _, r := range sc.Runs() {
-		if len(r.MeasureUnknown) > 0 && !played[scenarios.PartMeasure] {
+		if len(r.MeasureUnknown) > 0 && !played[scenarios.PartMeasure] && !unasked {
 			staged = append(staged, "measure_unknown (the size measure's refusal)")
 			break
 		}

@@ -64,6 +64,8 @@ func observe(sc *scenarios.Scenario, tr *trajectories.Trajectory, claimed Claime
 	o.events(tr, rec)
 	o.timing()
 	o.measures(tr, rec)
+	o.probeLast()
+	o.oneIntent()
 	o.sizes()
 	o.claims(claimed)
 	return o

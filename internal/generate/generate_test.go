@@ -106,7 +106,7 @@ func TestFindsAndShrinksADeviation(t *testing.T) {
 	if res.Passed() {
 		t.Fatal("the saved case passes the deviating implementation")
 	}
-	if got := decisionsOf(res.Problems); len(got) == 0 || got[0] != f.Decisions[0] {
+	if got, _ := divergence(res.Problems, golden); len(got) == 0 || got[0] != f.Decisions[0] {
 		t.Errorf("the saved case fails with decisions %v, generate reported %v", got, f.Decisions)
 	}
 	t.Logf("found at case %d, shrunk in %d steps to %d steps and %d tools, decisions %v", f.Case, sum.Shrinks, f.Steps, f.Tools, f.Decisions)

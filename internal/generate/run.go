@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,12 +63,17 @@ type Summary struct {
 
 // Found is one difference, shrunk.
 type Found struct {
-	Case      int // 1-based number of the case that first differed
-	ID        string
-	Steps     int // model outputs scripted, after shrinking
-	Tools     int
-	Decisions []string // the decisions governing the differing fields
-	Problems  []string
+	Case  int // 1-based number of the case that first differed
+	ID    string
+	Steps int // model outputs scripted, after shrinking
+	Tools int
+	// Decisions are the decisions the difference breaks, in the order the
+	// run met them (attribute.go): the first point where it diverged, the
+	// source scenario's, the drawn features'.
+	Decisions []string
+	// Source is the scenario a variant was drawn from ("" for a drawn spec).
+	Source   string
+	Problems []string
 	// Details are the same problems as data, for report rows.
 	Details []engine.Problem
 	File    string // the scenario written, if Out is set
@@ -175,7 +179,7 @@ type comparison struct {
 }
 
 func compareCase(ctx context.Context, o Options, s drawnCase, id string) (comparison, error) {
-	_, sc, err := s.render(id, []string{"0004.D2"}, nil)
+	_, sc, err := s.render(id, placeholder, nil)
 	if _, isVariant := s.(*variant); err != nil && isVariant {
 		// A team's scenario may name its tools where a variant does not
 		// rename them; such a variant is not a case.
@@ -206,25 +210,6 @@ func compareCase(ctx context.Context, o Options, s drawnCase, id string) (compar
 		return comparison{status: skipped}, nil
 	}
 	return comparison{status: compared, problems: res.Problems, ref: ref.Trajectory, golden: golden}, nil
-}
-
-// decisionsOf lists the decisions governing the differing fields, or the
-// problems' own decisions for a problem without a path.
-func decisionsOf(probs []engine.Problem) []string {
-	var out []string
-	for _, p := range probs {
-		ds := trajectories.FieldDecisions(p.Path)
-		if p.Path == "" || len(ds) == 0 {
-			ds = p.Decisions
-		}
-		for _, d := range ds {
-			if !slices.Contains(out, d) {
-				out = append(out, d)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // shrink makes the case smaller while the implementation still differs
@@ -258,9 +243,10 @@ func shrink(ctx context.Context, o Options, c drawnCase, id string, n int, first
 			}
 		}
 	}
-	f := Found{Case: n, ID: id, Decisions: decisionsOf(curCmp.problems), Details: curCmp.problems, Shrunk: reduce && isSpec, ShrinkStopped: stopped, Golden: curCmp.golden}
+	f := Found{Case: n, ID: id, Details: cite(curCmp.problems), Shrunk: reduce && isSpec, ShrinkStopped: stopped, Golden: curCmp.golden}
+	f.Decisions, f.Source = attribution(cur, curCmp.problems, curCmp.golden)
 	f.Steps, f.Tools = size(cur)
-	for _, p := range curCmp.problems {
+	for _, p := range f.Details {
 		f.Problems = append(f.Problems, p.Message)
 	}
 	var err error
@@ -323,7 +309,11 @@ func ending(tr *trajectories.Trajectory) map[string]any {
 	case tr.RunError != nil:
 		return map[string]any{"run_error": tr.RunError.Kind}
 	case tr.Interrupted != nil:
-		return map[string]any{"interrupted": map[string]any{"step": tr.Interrupted.Step, "during": tr.Interrupted.During}}
+		in := map[string]any{"step": tr.Interrupted.Step, "during": tr.Interrupted.During}
+		if tr.Interrupted.Phase != "" {
+			in["phase"] = tr.Interrupted.Phase // a phased case names the phase in flight
+		}
+		return map[string]any{"interrupted": in}
 	case tr.End != nil:
 		return map[string]any{"end": map[string]any{"reason": tr.End.Reason}}
 	}

@@ -127,7 +127,9 @@ func (s *spec) breakBelowTop(r *rand.Rand) {
 	rich := slices.DeleteFunc(slices.Clone(t.props), func(p prop) bool { return p.rich == nil })
 	p := pick(r, rich...)
 	args[p.name] = invalidRich(r, p)
-	s.model[r.IntN(len(s.model))] = call(t.name, args)
+	out := call(t.name, args)
+	s.model[r.IntN(len(s.model))] = out
+	s.note(out, whyBelowTop...)
 }
 
 // propToBreak picks the property an invalid call breaks: a rich one

@@ -32,6 +32,9 @@ type spec struct {
 	// second, when set, is a second phase sharing the definition, with
 	// its own goal, budget and model script (0003.D1).
 	second *phase
+	// why holds the decisions each output text was drawn for
+	// (features.go); shrinking shares it, since it never writes outputs.
+	why map[string][]string
 }
 
 type phase struct {
@@ -303,51 +306,73 @@ func value(r *rand.Rand, typ string) any {
 	return pick(r, "a", "“本市”", "../output/x", text(r))
 }
 
-// output draws one model output.
+// output draws one model output and notes the decisions its kind exists
+// for (features.go), so a difference it causes cites them.
 func (s *spec) output(r *rand.Rand) string {
+	text, why := s.drawOutput(r)
+	s.note(text, why...)
+	return text
+}
+
+// drawOutput draws one model output: its text, and the decisions the
+// kind drawn exists for.
+func (s *spec) drawOutput(r *rand.Rand) (string, []string) {
 	t := s.tools[r.IntN(len(s.tools))]
 	if s.code {
+		var out string
 		if chance(r, 0.4) {
-			return pick(r, codeShapes(t)...) // whitespace and JSON, both code as written (0003.D5.fence)
+			out = pick(r, codeShapes(t)...) // whitespace and JSON, both code as written (0003.D5.fence)
+		} else {
+			out = pick(r, "```python\nprint("+t.name+"('a'))\n```", "print(1)", "```\nx = 1\n```", "", "  \n",
+				"```python\n```", "```\n\n```", // empty blocks: no action (0003.D5.fence)
+				"First I read it.\n```python\nprint("+t.name+"('a'))\n```", // prose before the fence (0003.D5.fence)
+				"```python\nprint(1)\n```\nor\n```python\nprint(2)\n```")   // several blocks: no action
 		}
-		return pick(r, "```python\nprint("+t.name+"('a'))\n```", "print(1)", "```\nx = 1\n```", "", "  \n",
-			"```python\n```", "```\n\n```", // empty blocks: no action (0003.D5.fence)
-			"First I read it.\n```python\nprint("+t.name+"('a'))\n```", // prose before the fence (0003.D5.fence)
-			"```python\nprint(1)\n```\nor\n```python\nprint(2)\n```")   // several blocks: no action
+		if strings.TrimSpace(out) == "" {
+			return out, whyEmpty
+		}
+		return out, []string{"0003.D5", "0003.D5.fence"}
 	}
 	switch x := r.Float64(); {
 	case x < 0.34:
-		return call(t.name, validArgs(r, t))
+		return call(t.name, validArgs(r, t)), nil
 	case x < 0.42:
 		// Boundary shapes, 8% together (docs/generate.md).
-		return pick(r,
-			`{"plan": 3, "action": {"tool": `+jsonText(t.name)+`, "arguments": {}}}`,                            // a plan that is not a string
-			`{"action": {"tool": "", "arguments": {}}}`,                                                         // an empty tool name
-			strings.TrimSuffix(call(t.name, validArgs(r, t)), "}}")+`, "note": "x"}}`,                           // a key beside arguments
-			"```\n"+call(t.name, validArgs(r, t))+"\n```",                                                       // a bare fence
-			pick(r, "Here is the call:", "我先查一下。", text(r))+"\n```json\n"+call(t.name, validArgs(r, t))+"\n```", // prose before a fence
-			"```json\n```") // an empty fence
+		shapes := []string{
+			`{"plan": 3, "action": {"tool": ` + jsonText(t.name) + `, "arguments": {}}}`,                              // a plan that is not a string
+			`{"action": {"tool": "", "arguments": {}}}`,                                                               // an empty tool name
+			strings.TrimSuffix(call(t.name, validArgs(r, t)), "}}") + `, "note": "x"}}`,                               // a key beside arguments
+			"```\n" + call(t.name, validArgs(r, t)) + "\n```",                                                         // a bare fence
+			pick(r, "Here is the call:", "我先查一下。", text(r)) + "\n```json\n" + call(t.name, validArgs(r, t)) + "\n```", // prose before a fence
+			"```json\n```", // an empty fence
+		}
+		i := r.IntN(len(shapes))
+		return shapes[i], whyBoundary[i]
 	case x < 0.5:
-		return "```json\n" + call(t.name, validArgs(r, t)) + "\n```"
+		return "```json\n" + call(t.name, validArgs(r, t)) + "\n```", []string{"0003.D6", "0003.D6.names"}
 	case x < 0.57:
-		return flattened(t.name, validArgs(r, t))
+		return flattened(t.name, validArgs(r, t)), []string{"0003.D6", "0003.D6.names"}
 	case x < 0.68:
-		return call(t.name, invalidArgs(r, t))
+		why := []string{"0003.D4", "0006.D6.no-coercion", "0008.D4.validate"}
+		if slices.ContainsFunc(t.props, func(p prop) bool { return p.rich != nil }) {
+			why = append(why, whyBelowTop...)
+		}
+		return call(t.name, invalidArgs(r, t)), why
 	case x < 0.74:
-		return call(s.unknownName(r), map[string]any{})
+		return call(s.unknownName(r), map[string]any{}), []string{"0003.D4", "0008.D4.validate"}
 	case x < 0.8:
-		return `{"action": {"tool": ` + jsonText(t.name) + `}}`
+		return `{"action": {"tool": ` + jsonText(t.name) + `}}`, []string{"0003.D6.bare-call", "0003.D4", "0008.D4.validate"}
 	case x < 0.84:
-		return pick(r, "I think the work is done.", text(r))
+		return pick(r, "I think the work is done.", text(r)), []string{"0003.D7"}
 	case x < 0.87:
-		return blank(r) // an empty model output is still a turn of the history
+		return blank(r), whyEmpty // an empty model output is still a turn of the history
 	case x < 0.89:
 		// Several calls in one message (0003.D7.several).
-		return `{"action": [` + strings.TrimSuffix(strings.TrimPrefix(call(t.name, validArgs(r, t)), `{"action": `), "}") + `, {"tool": ` + jsonText(s.unknownName(r)) + `, "arguments": {}}]}`
+		return `{"action": [` + strings.TrimSuffix(strings.TrimPrefix(call(t.name, validArgs(r, t)), `{"action": `), "}") + `, {"tool": ` + jsonText(s.unknownName(r)) + `, "arguments": {}}]}`, []string{"0003.D7.several"}
 	case x < 0.97:
-		return shapeOutput(r, t) // no object with an action object (0003.D7.shapes)
+		return shapeOutput(r, t), []string{"0003.D7.shapes"} // no object with an action object
 	default:
-		return `{"action": {"tool": ` + jsonText(t.name) + `, "arguments": {`
+		return `{"action": {"tool": ` + jsonText(t.name) + `, "arguments": {`, []string{"0003.D7"}
 	}
 }
 

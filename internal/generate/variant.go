@@ -15,8 +15,9 @@ import (
 // Source is a scenario whose variants generate draws: the suite's own,
 // or a team's (generate --from DIR).
 type Source struct {
-	ID  string
-	raw []byte
+	ID        string
+	decisions []string
+	raw       []byte
 }
 
 // LoadSources reads the scenarios of fsys (every *.yaml at its root).
@@ -36,7 +37,7 @@ func LoadSources(fsys fs.FS) ([]Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s does not load as a scenario: %w", name, err)
 		}
-		out = append(out, Source{ID: sc.ID, raw: data})
+		out = append(out, Source{ID: sc.ID, decisions: sc.Decisions, raw: data})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no scenario (*.yaml) to draw variants from")
@@ -51,7 +52,10 @@ func LoadSources(fsys fs.FS) ([]Source, error) {
 // implementation can recognise.
 type variant struct {
 	source string
-	doc    map[string]any
+	// decisions are the source scenario's: a variant keeps what it
+	// decides, so a difference on it breaks them.
+	decisions []string
+	doc       map[string]any
 }
 
 func newVariant(r *rand.Rand, src Source) *variant {
@@ -59,7 +63,7 @@ func newVariant(r *rand.Rand, src Source) *variant {
 	if err := yaml.Unmarshal(src.raw, &doc); err != nil {
 		panic(fmt.Sprintf("generate: source %s was loaded once and no longer decodes: %v", src.ID, err))
 	}
-	v := &variant{source: src.ID, doc: doc}
+	v := &variant{source: src.ID, decisions: src.decisions, doc: doc}
 	written := string(src.raw)
 	tools, _ := doc["tools"].([]any)
 	names := map[string]string{}

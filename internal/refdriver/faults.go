@@ -22,8 +22,31 @@ func (sr scenarioRun) resumeIn(ctx context.Context, opts run.Options, dir string
 	if err != nil {
 		return nil, err
 	}
-	res, _, err := sr.journaled(dir, 0, true, func(int) journal.Hook { return hook })(ctx, 0, req, opts, nil)
+	res, _, err := sr.journaled(dir, 0, true, func(int) journal.Hook { return sr.reporting(hook) })(ctx, 0, req, opts, nil)
 	return res, err
+}
+
+// pointRecorder is an Env that records the journal points a process
+// reports (fakes.Env), as the protocol's journal_point messages do.
+type pointRecorder interface {
+	Point(when, record string, step int)
+}
+
+// reporting tells the Env about every journal point a resumed run passes,
+// before hook sees it, so the runner holds the resuming process to what
+// it journals in process as over the protocol (0002.D4.one-intent).
+func (sr scenarioRun) reporting(hook journal.Hook) journal.Hook {
+	pr, ok := sr.env.(pointRecorder)
+	if !ok {
+		return hook
+	}
+	return func(p journal.Point) error {
+		pr.Point(p.When, p.Record, p.Step)
+		if hook == nil {
+			return nil
+		}
+		return hook(p)
+	}
 }
 
 // stopAndResume runs req with a journal until it stops without an end

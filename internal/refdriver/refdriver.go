@@ -128,6 +128,9 @@ func (sr scenarioRun) sequence(ctx context.Context, from, to int, step leg) (*tr
 			if tr.AssemblyError = refusal(err); tr.AssemblyError == nil {
 				return nil, err
 			}
+			if sr.seams.RefusalClearsEnd() {
+				tr.End = nil
+			}
 			return tr, nil
 		}
 		rec := &events.Recorder{}

@@ -89,6 +89,10 @@ type Row struct {
 	// --since V): whether its scenario, or a decision it cites, is new or
 	// changed since V, so yesterday's green and today's red are told apart.
 	Since *Since `json:"since,omitempty"`
+	// Source is the scenario a generated variant was drawn from: it keeps
+	// what that scenario decides, so its difference breaks those
+	// decisions (docs/generate.md).
+	Source string `json:"source,omitempty"`
 }
 
 // Since is a failing row's scenario and cited decisions compared with an
@@ -100,11 +104,18 @@ type Since struct {
 	Scenario string `json:"scenario,omitempty"`
 	// Decisions are the cited decisions that are "new" or "changed".
 	Decisions map[string]string `json:"decisions,omitempty"`
+	// Source is "new" or "changed" when the row is a variant (Row.Source)
+	// of a scenario new or changed since Version; "" otherwise.
+	Source string `json:"source,omitempty"`
+	// SourceID is that scenario.
+	SourceID string `json:"source_id,omitempty"`
 }
 
 // Label says it in a few words: "new since 0.1.0", "changed since 0.1.0",
-// "changed since 0.1.0: 0003.D7 changed, 0003.D5.parts new", "unchanged
-// since 0.1.0" (then the implementation, not the suite, moved).
+// "changed since 0.1.0: 0003.D7 changed, 0003.D5.parts new", "changed
+// since 0.1.0: its source registry.pattern-not-ecma new, 0006.D6.pattern
+// new" (a generated variant), "unchanged since 0.1.0" (then the
+// implementation, not the suite, moved).
 func (s *Since) Label() string {
 	if s == nil {
 		return ""
@@ -112,6 +123,9 @@ func (s *Since) Label() string {
 	var parts []string
 	if s.Scenario == "changed" && len(s.Decisions) > 0 {
 		parts = append(parts, "the scenario")
+	}
+	if s.Source != "" {
+		parts = append(parts, "its source "+s.SourceID+" "+s.Source)
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.Decisions)) {
 		parts = append(parts, id+" "+s.Decisions[id])
@@ -429,7 +443,7 @@ func (r *Report) RerunCommand(id string) string {
 	}
 	if strings.HasPrefix(id, "generated.") && !strings.Contains(base, "--scenarios") {
 		// A generated case is a scenario once saved (run --generate-out,
-		// generate --out), not one of the suite's.
+		// generate --save), not one of the suite's.
 		return fmt.Sprintf("%s --scenarios DIR --goldens DIR --run '%s' --trace, DIR holding %s.yaml and .json (run --generate-out DIR saves both)", base, id, id)
 	}
 	return fmt.Sprintf("%s --run '%s' --trace", base, id)

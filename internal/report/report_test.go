@@ -408,6 +408,7 @@ func TestSinceMarksAFailure(t *testing.T) {
 		{&Since{Version: "0.1.0", Scenario: "changed", Decisions: map[string]string{"0003.D7": "changed"}}, "changed since 0.1.0: the scenario, 0003.D7 changed"},
 		{&Since{Version: "0.1.0", Scenario: "unchanged"}, "unchanged since 0.1.0"},
 		{&Since{Version: "0.1.0"}, "its decisions unchanged since 0.1.0"},
+		{&Since{Version: "0.1.0", Source: "new", SourceID: "registry.pattern-not-ecma", Decisions: map[string]string{"0006.D6.pattern": "new"}}, "changed since 0.1.0: its source registry.pattern-not-ecma new, 0006.D6.pattern new"},
 	} {
 		if got := tc.since.Label(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.since, got, tc.want)

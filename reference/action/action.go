@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/polyloop/polyloop-conform/internal/jsontext"
 )
@@ -194,7 +195,7 @@ func FencedBlocks(text string) []string {
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		open := strings.TrimSpace(lines[i])
-		if !strings.HasPrefix(open, "```") || strings.ContainsAny(open[3:], " \t{}`") {
+		if !strings.HasPrefix(open, "```") || !FenceTag(open[3:]) {
 			continue
 		}
 		for j := i + 1; j < len(lines); j++ {
@@ -208,6 +209,13 @@ func FencedBlocks(text string) []string {
 	return out
 }
 
+// FenceTag reports whether tag may stand after a fence's three backticks
+// as its language tag (0003.D6.fence-tag): empty, or any characters but
+// white space, the backtick and the braces. The tag is never read.
+func FenceTag(tag string) bool {
+	return !strings.ContainsFunc(tag, unicode.IsSpace) && !strings.ContainsAny(tag, "`{}")
+}
+
 // Unfence strips one Markdown code fence around the whole text, with or
 // without a language tag; ok is false when no fence wraps the whole text.
 func Unfence(text string) (body string, ok bool) {
@@ -219,8 +227,7 @@ func Unfence(text string) (body string, ok bool) {
 	if nl < 0 {
 		return "", false
 	}
-	tag := strings.TrimSpace(inner[:nl])
-	if strings.ContainsAny(tag, " {}\t") {
+	if !FenceTag(strings.TrimSpace(inner[:nl])) {
 		return "", false
 	}
 	return strings.TrimSpace(inner[nl+1:]), true

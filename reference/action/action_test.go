@@ -144,3 +144,26 @@ func TestParseJSON_0003_D7_shapes(t *testing.T) {
 		})
 	}
 }
+
+// TestFenceTag: a fence's language tag is any run of characters but white
+// space, the backtick and the braces, never read (0003.D6.fence-tag), for a
+// JSON action's fence and a code action's block alike.
+func TestFenceTag(t *testing.T) {
+	call := `{"action": {"tool": "t", "arguments": {}}}`
+	for _, tag := range []string{"", "json", "JSON", "json5", "application/json", "c++", "中文"} {
+		if _, ok := Unfence("```" + tag + "\n" + call + "\n```"); !ok {
+			t.Errorf("tag %q: no fence, want one", tag)
+		}
+		if n := len(FencedBlocks("```" + tag + "\nx = 1\n```")); n != 1 {
+			t.Errorf("tag %q: %d code blocks, want 1", tag, n)
+		}
+	}
+	for _, tag := range []string{"json x", "`json", "json\u00a0x", "{", "json}"} {
+		if _, ok := Unfence("```" + tag + "\n" + call + "\n```"); ok {
+			t.Errorf("tag %q: a fence, want none", tag)
+		}
+		if n := len(FencedBlocks("```" + tag + "\nx = 1\n```")); n != 0 {
+			t.Errorf("tag %q: %d code blocks, want none", tag, n)
+		}
+	}
+}

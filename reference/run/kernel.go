@@ -109,6 +109,9 @@ type Departures struct {
 	HistoryShowsExecutorText bool
 	// IntentAfterAction journals the intent after the action ran (0002.D1).
 	IntentAfterAction bool
+	// ReplayWritesIntent journals a second intent for a SAFE action run
+	// again on resume (0002.D4.one-intent).
+	ReplayWritesIntent bool
 	// ValidationSkipped runs calls to a project executor unvalidated (0003.D4).
 	ValidationSkipped bool
 	// HandlerRunsOnInvalid calls a derived executor's handler before the
@@ -399,7 +402,7 @@ func (k *kernel) act(ctx context.Context, index int, act action.Action, mode set
 	}
 	intent := journal.Record{Type: journal.TypeActionIntent, Step: index, Tool: act.Tool, Arguments: act.Arguments, Replay: string(k.replayPolicy(act))}
 	late := k.opts.Departures.IntentAfterAction
-	if mode == settleFresh && !late {
+	if (mode == settleFresh || k.opts.Departures.ReplayWritesIntent) && !late {
 		if err := k.write(intent); err != nil {
 			return tools.ActionOutcome{}, tools.CallReport{}, err
 		}

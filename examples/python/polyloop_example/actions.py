@@ -20,7 +20,20 @@ from .tools import Action
 MAX_OUTPUT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
-_FENCE = re.compile(r"\A```[^\n`]*\n(.*?)\n?```\Z", re.S)
+_FENCE = re.compile(r"\A```([^\n]*)\n(.*?)\n?```\Z", re.S)
+
+
+def _tag_ok(tag: str) -> bool:
+    """A fence's language tag: any characters but white space (Unicode's
+    White_Space), the backtick and the braces; it is never read
+    (0003.D6.fence-tag)."""
+    return not any(_white(c) or c in "`{}" for c in tag)
+
+
+def _white(c: str) -> bool:
+    # str.isspace also holds for the four information separators
+    # U+001C..U+001F, which Unicode does not count as white space.
+    return c.isspace() and not "\x1c" <= c <= "\x1f"
 
 
 def _depth(v: object, d: int = 0) -> int:
@@ -61,8 +74,8 @@ def parse_json(raw: str) -> Action:
         return _failed("the output is too long to be an action", repairs)
     text = raw.strip()
     m = _FENCE.match(text)
-    if m:
-        text = m.group(1).strip()
+    if m and _tag_ok(m.group(1).strip()):
+        text = m.group(2).strip()
         repairs.append("unfence")
     try:
         # Numbers keep their written form (2.0, 1e0) up to the handler.
@@ -102,14 +115,14 @@ def parse_json(raw: str) -> Action:
 
 def _fenced_blocks(text: str) -> list[str]:
     """The bodies of the complete fenced blocks in text: an opening line of
-    three backticks and an optional tag without spaces, up to a line that is
+    three backticks and an optional tag (0003.D6.fence-tag), up to a line that is
     three backticks. A body is the lines between, as written (0003.D5.fence)."""
     lines = text.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
         opening = lines[i].strip()
-        if opening.startswith("```") and not any(c in opening[3:] for c in " \t{}`"):
+        if opening.startswith("```") and _tag_ok(opening[3:]):
             for j in range(i + 1, len(lines)):
                 if lines[j].strip() == "```":
                     out.append("\n".join(lines[i + 1 : j]))
