@@ -396,7 +396,7 @@ func (f *runFlags) conclude(ctx context.Context, rep *report.Report, driver engi
 	f.evidence.apply(rep, driver.Capabilities())
 	report.ApplyKnownFailing(rep, in.kf, ids(in.all))
 	if moved != nil {
-		markSince(rep.Rows, moved)
+		report.MarkSince(rep.Rows, moved)
 	}
 	if len(driver.Capabilities()) == 0 {
 		rep.Errors = append(rep.Errors, "the implementation claims no capability (its hello's capabilities list is empty), so no scenario can test it; claim what it implements (docs/protocol.md, Handshake)")

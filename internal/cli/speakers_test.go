@@ -444,8 +444,13 @@ func BenchmarkSpeakerHello(b *testing.B) {
 // its hello and the CPU its process tree used until it exited.
 func startToHello(b *testing.B, impl string, isolated bool) (hello, cpu time.Duration) {
 	cmd := exec.Command("/bin/sh", "-c", impl)
-	if isolated && !isolate.Wrap(cmd) {
-		b.Skip("no isolation on this machine")
+	start := cmd.Start
+	if isolated {
+		m := isolate.Wrap(cmd, isolate.Options{})
+		if m == nil {
+			b.Skip("no isolation on this machine")
+		}
+		start = m.Start
 	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -457,7 +462,7 @@ func startToHello(b *testing.B, impl string, isolated bool) (hello, cpu time.Dur
 		b.Fatal(err)
 	}
 	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := start(); err != nil {
 		b.Fatal(err)
 	}
 	fmt.Fprintln(stdin, `{"type":"hello","suite":"polyloop-conform","suite_version":"0.3.0","protocol":1}`)
