@@ -80,6 +80,7 @@ type Env struct {
 	// journal-lines).
 	journalPlayed, journalOpaque bool
 	resumeNotIsolated            bool
+	resumesOnMachine             int
 	// offered holds the parts the runner offered to play in this run
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
@@ -225,6 +226,15 @@ func (e *Env) JournalPlayed() {
 func (e *Env) JournalOpaque() {
 	e.mu.Lock()
 	e.journalOpaque = true
+	e.mu.Unlock()
+}
+
+// ResumeOnMachine records that a process the implementation's fork server
+// forked resumed a run on a machine of its own, seen so by the runner
+// (namespaces, mounts, the stopped process's tree gone).
+func (e *Env) ResumeOnMachine() {
+	e.mu.Lock()
+	e.resumesOnMachine++
 	e.mu.Unlock()
 }
 
@@ -536,6 +546,9 @@ type Record struct {
 	// ResumeNotIsolated: a resume ran without a crash's isolation
 	// (Env.ResumeNotIsolated).
 	ResumeNotIsolated bool
+	// ResumesOnMachine counts the resumes forked onto a machine of their
+	// own and seen so (Env.ResumeOnMachine).
+	ResumesOnMachine int
 }
 
 // Snapshot returns what happened so far.
@@ -553,6 +566,7 @@ func (e *Env) Snapshot() Record {
 		Offered:            maps.Clone(e.offered),
 		JournalOpaque:      e.journalOpaque,
 		ResumeNotIsolated:  e.resumeNotIsolated,
+		ResumesOnMachine:   e.resumesOnMachine,
 	}
 }
 

@@ -35,7 +35,10 @@ type child struct {
 	// isolated is set on a process started in namespaces of its own
 	// (internal/isolate): killing it kills every process it started.
 	isolated bool
-	once     sync.Once
+	// machine is what the runner saw of a forked child's machine of its
+	// own (spawnMachine); nil for any other process.
+	machine *isolate.Machine
+	once    sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -72,17 +75,21 @@ func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 		if !errors.Is(err, errServerGone) {
 			return ch, err
 		}
-		// The fork server itself is gone: say so once, and start
-		// processes from the command line from now on.
-		c.forkMu.Lock()
-		if *server == zygote {
-			*server = nil
-			c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
-		}
-		c.forkMu.Unlock()
-		zygote.Kill()
+		c.dropServer(server, zygote, err)
 	}
 	return c.start(tr)
+}
+
+// dropServer forgets the fork server zygote, gone (err): it says so once,
+// and processes are started from the command line from now on.
+func (c *Client) dropServer(server **child, zygote *child, err error) {
+	c.forkMu.Lock()
+	if *server == zygote {
+		*server = nil
+		c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
+	}
+	c.forkMu.Unlock()
+	zygote.Kill()
 }
 
 // spawnResume starts the process that resumes a stopped run. Where the
@@ -95,7 +102,10 @@ func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 // forking reaches every child it forks. Resumes are then forked from a
 // second server, started from --impl the first time it is needed, and a
 // resumed child runs nothing else (put).
-func (c *Client) spawnResume(tr *transcript) (*child, error) {
+func (c *Client) spawnResume(tr *transcript, journalDir string, stopped *child) (*child, error) {
+	if ch, ok, err := c.resumeOnMachine(tr, journalDir, stopped); ok || err != nil {
+		return ch, err
+	}
 	c.forkMu.Lock()
 	if c.zygote == nil || (c.isolates() && c.Command != nil) {
 		c.forkMu.Unlock()
@@ -297,14 +307,22 @@ func (c *Client) noIsolation(err error) {
 // reported as pid: a server in a PID namespace of its own (isolated) sees
 // its children under other numbers, and signalling that number here would
 // reach an unrelated process group.
-func (c *Client) hostPid(server **child, pid int) (int, error) {
+func (c *Client) hostPid(server **child, pid int, onMachine bool) (int, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
-	if zygote == nil || !zygote.isolated {
+	if zygote == nil || zygote.cmd == nil || zygote.cmd.Process == nil {
 		return pid, nil
 	}
-	host, err := isolate.HostPid(zygote.cmd.Process.Pid, pid)
+	host, err := 0, error(nil)
+	switch {
+	case onMachine:
+		host, err = isolate.HostPidOf(zygote.cmd.Process.Pid, pid)
+	case zygote.isolated:
+		host, err = isolate.HostPid(zygote.cmd.Process.Pid, pid)
+	default:
+		return pid, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("fork server: the forked process %d: %w", pid, err)
 	}

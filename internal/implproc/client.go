@@ -58,8 +58,11 @@ type Client struct {
 	// stopped run (spawnResume); resumerTried is set once it was started.
 	resumer      *child
 	resumerTried bool
-	// isolationRefused is set once the kernel refused the namespaces.
+	// isolationRefused is set once the kernel refused the namespaces;
+	// machinesRefused once a fork server's child was not seen on a new
+	// machine (spawnMachine).
 	isolationRefused bool
+	machinesRefused  bool
 	forkMu           sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
@@ -148,10 +151,11 @@ func (c *Client) Close() {
 }
 
 func (c *Client) put(ch *child) {
-	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer {
+	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer || ch.machine != nil {
 		// A process that resumed a run runs nothing else: with a fork
 		// server, what it keeps in shared memory would reach the resumes
-		// forked after it.
+		// forked after it. A process on a machine of its own has one
+		// run's journal bound through, and no other.
 		ch.Kill()
 		return
 	}
@@ -191,13 +195,14 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	defer x.Close()
-	ch, err := c.get(tr)
+	ch, err := c.firstOnMachine(tr, x.JournalDir())
 	if err != nil {
 		return nil, err
 	}
 	ch.logs.setScenario(sc.ID)
 	defer ch.logs.setScenario("")
-	running := &runningChild{ch: ch}
+	running := &runningChild{ch: ch, all: []*child{ch}}
+	defer running.release()
 	// When the deadline passes or the runner is stopped, the process
 	// group dies at once: a runner blocked writing to an implementation
 	// that stopped reading its stdin is freed by the broken pipe, and a
@@ -234,13 +239,16 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 // resume runs the exchange's resume on a new process, the run's next
 // holder.
 func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, env *fakes.Env, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
-	ch, err := c.spawnResume(tr)
+	ch, err := c.spawnResume(tr, x.JournalDir(), running.get())
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
 	running.set(ch)
 	if !ch.isolated {
 		env.ResumeNotIsolated()
+	}
+	if ch.machine != nil {
+		env.ResumeOnMachine()
 	}
 	ch.logs.setScenario(sc.ID)
 	out, err := x.Resume(ch)
@@ -282,12 +290,31 @@ func (c *Client) waitContext(ctx context.Context) (context.Context, context.Canc
 type runningChild struct {
 	mu sync.Mutex
 	ch *child
+	// all are the processes the run was on, in order.
+	all []*child
 }
 
 func (r *runningChild) set(ch *child) {
 	r.mu.Lock()
 	r.ch = ch
+	r.all = append(r.all, ch)
 	r.mu.Unlock()
+}
+
+// release lets go of the namespaces held for the run's machines, once no
+// resume is compared with them any more.
+func (r *runningChild) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ch := range r.all {
+		ch.machine.Release()
+	}
+}
+
+func (r *runningChild) get() *child {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ch
 }
 
 func (r *runningChild) signal() {

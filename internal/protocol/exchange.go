@@ -242,6 +242,11 @@ func (x *Exchange) Resumes(out *trajectories.Trajectory) (bool, error) {
 	return true, x.prepareResume()
 }
 
+// JournalDir is the journal_dir of the process that runs next: the
+// run's before it starts, the resume's once Resumes prepared it; "" for
+// a scenario without a journal.
+func (x *Exchange) JournalDir() string { return x.journalDir() }
+
 // journalDir is the journal_dir of the process that ran last: the run's,
 // or the last resume's.
 func (x *Exchange) journalDir() string {

@@ -144,6 +144,14 @@ type Message struct {
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
 	Pid    int    `json:"pid,omitempty"`
+	// Machine asks a fork for a child on a new machine of its own.
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Machine is a fork's request for a child on a new machine (namespaces,
+// overlay root, fresh /proc and /dev/shm) with JournalDir bound through.
+type Machine struct {
+	JournalDir string `json:"journal_dir"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.

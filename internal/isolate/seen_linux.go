@@ -1,0 +1,155 @@
+package isolate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ReadMachine reads the namespaces and mounts of process pid, and holds
+// its namespaces open until Release: a namespace's number is reused once
+// it is freed, so a machine compared with one that died must keep the
+// dead one's numbers from being handed out again.
+func ReadMachine(pid int) (*Machine, error) {
+	m := &Machine{NS: map[string]string{}, Mounts: map[string]mountSeen{}}
+	for _, k := range nsKinds {
+		path := fmt.Sprintf("/proc/%d/ns/%s", pid, k)
+		f, err := os.Open(path)
+		if err != nil {
+			m.Release()
+			return nil, fmt.Errorf("the %s namespace of process %d: %w", k, pid, err)
+		}
+		m.held = append(m.held, f)
+		link, err := os.Readlink(path)
+		if err != nil {
+			m.Release()
+			return nil, fmt.Errorf("the %s namespace of process %d: %w", k, pid, err)
+		}
+		m.NS[k] = link
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		return nil, fmt.Errorf("the mounts of process %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if len(f) < 5 || sep < 0 || sep+1 >= len(f) {
+			continue
+		}
+		m.Mounts[unescape(f[4])] = mountSeen{fstype: f[sep+1], dev: f[2]}
+	}
+	return m, nil
+}
+
+// Gone waits up to limit for every process of the PID namespace ns (a
+// /proc/<pid>/ns/pid link) to be gone: a crashed machine's whole tree,
+// daemons included, dies with its PID 1. It reports whether none is left.
+func Gone(ns string, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if !anyIn(ns) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// anyIn reports whether a live process (not a zombie, whose namespaces
+// are already released) is in the PID namespace ns.
+func anyIn(ns string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if link, err := os.Readlink(d + "/ns/pid"); err == nil && link == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// HostPidOf translates pid, as the fork server server (a pid in the
+// runner's namespace) sees a child it forked onto a machine of its own,
+// to the runner's namespace. The child is in a PID namespace below the
+// server's, so its number at the server's level is found in NSpid, and
+// it must descend from server: two servers in sibling namespaces may
+// each have a child of one number.
+func HostPidOf(server, pid int) (int, error) {
+	level, err := nsLevel(server)
+	if err != nil || level == 0 {
+		// A server in the runner's own PID namespace says pids as the
+		// runner sees them.
+		return pid, err
+	}
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		return 0, err
+	}
+	want := strconv.Itoa(pid)
+	for _, d := range dirs {
+		host, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		ids, _, err := status(host)
+		if err != nil || len(ids) <= level || ids[level] != want {
+			continue
+		}
+		if descends(host, server) {
+			return host, nil
+		}
+	}
+	return 0, fmt.Errorf("no process %d forked by the fork server %d", pid, server)
+}
+
+// nsLevel is the depth of pid's PID namespace below the runner's (0: the
+// runner's own).
+func nsLevel(pid int) (int, error) {
+	ids, _, err := status(pid)
+	if err != nil {
+		return 0, fmt.Errorf("the fork server %d: %w", pid, err)
+	}
+	return len(ids) - 1, nil
+}
+
+// status reads a process's NSpid (outermost first) and PPid.
+func status(pid int) (nspid []string, ppid int, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 1 && f[0] == "NSpid:":
+			nspid = f[1:]
+		case len(f) == 2 && f[0] == "PPid:":
+			ppid, _ = strconv.Atoi(f[1])
+		}
+	}
+	if nspid == nil {
+		return nil, 0, fmt.Errorf("process %d: no NSpid in its status", pid)
+	}
+	return nspid, ppid, nil
+}
+
+// descends reports whether process pid has ancestor among its parents.
+func descends(pid, ancestor int) bool {
+	for range 64 {
+		_, ppid, err := status(pid)
+		if err != nil || ppid <= 1 {
+			return false
+		}
+		if ppid == ancestor {
+			return true
+		}
+		pid = ppid
+	}
+	return false
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package isolate
+
+import (
+	"errors"
+	"time"
+)
+
+// ReadMachine: no namespaces to read here.
+func ReadMachine(pid int) (*Machine, error) {
+	return nil, errors.New("no namespaces on this system")
+}
+
+// Gone cannot see a namespace here: nothing is seen gone.
+func Gone(ns string, limit time.Duration) bool { return false }
+
+// HostPidOf is pid: there are no PID namespaces here.
+func HostPidOf(server, pid int) (int, error) { return pid, nil }
