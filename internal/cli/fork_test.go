@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 )
 
 // TestForkServer_catchesANeverReplay: the Python kit offers a fork
@@ -115,4 +118,66 @@ func explorePoints(t *testing.T, path string, data []byte) int {
 		n += sc.CrashPoints
 	}
 	return n
+}
+
+// machineRow is the part of a JSON report row the machine tests read.
+type machineRow struct {
+	Scenario      string `json:"scenario"`
+	Verdict       string `json:"verdict"`
+	Evidence      string `json:"evidence"`
+	ForkedResumes int    `json:"forked_resumes"`
+}
+
+// forksMachines skips a test that needs a fork server's child to make
+// namespaces and mounts: root, on Linux, with isolation on.
+func forksMachines(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 || isolate.Forced() {
+		t.Skip("a fork server's child makes its machine with the privileges of root (in its user namespace): run as root on Linux, isolation on; .ci/run does")
+	}
+}
+
+// TestForkServer_resumeOnMachine: the Python kit forks a resume onto a
+// new machine of its own, and the runner sees it so from outside and
+// counts it in the report (forked_resumes). A kit child that leaves one
+// part of the machine out (its server's network, its server's /proc) is
+// seen not isolated: the resume is started from --impl, still isolated,
+// the log names the part, and the report counts no forked resume.
+func TestForkServer_resumeOnMachine(t *testing.T) {
+	t.Parallel()
+	forksMachines(t)
+	selfImpl(t)
+	for _, tc := range []struct{ name, kernel, missing string }{
+		{"kit", "-m polyloop_example", ""},
+		{"skips the network", filepath.Join("testdata", "impls", "machine-skips-part.py") + " network", "its network not isolated"},
+		{"skips /proc", filepath.Join("testdata", "impls", "machine-skips-part.py") + " proc", "its proc not isolated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "skips /proc" {
+				requireLong(t, "one skipped part is the fast tier's slice")
+			}
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "report.json")
+			code, stdout, errs := run(t, "run", "--impl", pythonKernel(t, tc.kernel), "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s", "--format", "json", "--out", out)
+			data, _ := os.ReadFile(out)
+			var rep struct {
+				Rows []machineRow `json:"scenarios"`
+			}
+			if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 1 {
+				t.Fatalf("exit %d, report %v:\n%s\n%s\n%s", code, err, data, stdout, errs)
+			}
+			row := rep.Rows[0]
+			if code != ExitOK || row.Verdict != "pass" || row.Evidence != "observed" {
+				t.Errorf("exit %d, %s on %s evidence; want a pass, observed:\n%s\n%s", code, row.Verdict, row.Evidence, stdout, errs)
+			}
+			switch {
+			case tc.missing == "" && (row.ForkedResumes != 1 || strings.Contains(errs, "not seen on a new machine")):
+				t.Errorf("%d forked resumes, want the one seen on its machine:\n%s", row.ForkedResumes, errs)
+			case tc.missing != "" && row.ForkedResumes != 0:
+				t.Errorf("%d forked resumes counted; the child left a part out and must be started from --impl", row.ForkedResumes)
+			case tc.missing != "" && !strings.Contains(errs, tc.missing):
+				t.Errorf("the log does not say %q:\n%s", tc.missing, errs)
+			}
+		})
+	}
 }

@@ -118,7 +118,10 @@ func (c *Client) firstOnMachine(tr *transcript, journalDir string) (*child, erro
 // new machine; otherwise ok is false and the caller starts the resume
 // from --impl.
 func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *child) (_ *child, ok bool, _ error) {
-	if stopped == nil || stopped.machine == nil || !c.forksMachines() {
+	if stopped == nil || stopped.machine == nil || stopped.resumer || !c.forksMachines() {
+		// A stopped resume was forked from the second server: what it
+		// wrote in memory that server mapped shared reaches every child
+		// of it, so the next resume is started from --impl.
 		return nil, false, nil
 	}
 	stopped.Kill() // the resume starts after the kill, as after a crash
