@@ -149,24 +149,30 @@ def build(journal_dir: str) -> None:
 
 
 def _files(journal_dir: str, cwd: str) -> None:
-    """The overlay root, the other mounts overlaid (or bound read-only),
-    /dev with a fresh /dev/shm, /sys read-only, a fresh /proc, the journal
-    bound through; then pivot_root into it."""
+    """The overlay root; the other mounts overlaid where a process writes
+    (the working directory, $HOME, /tmp, /var/tmp) and bound read-only
+    elsewhere (an overlay costs a mount of its own); /dev with a fresh
+    /dev/shm, /sys read-only, a fresh /proc, the journal bound through;
+    then pivot_root into it."""
+    writes = [cwd, os.environ.get("HOME", "/"), "/tmp", "/var/tmp"]
     mounts = _mounts()
     mount("", "/", "", MS_REC | MS_PRIVATE)
     mount("tmpfs", SCRATCH, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
     root = _overlay("/", "root")
+    bound: list[str] = []
     for i, (point, fstype) in enumerate(mounts):
-        if _skip(point) or point == SCRATCH or point.startswith(SCRATCH + "/") or fstype == "proc":
+        if (_skip(point) or _under(point, [SCRATCH]) or fstype == "proc" or _under(point, bound)
+                or not os.path.isdir(point) or not os.path.isdir(root + point)):
             continue
-        target = root + point
-        if not os.path.isdir(point) or not os.path.isdir(target):
-            continue
-        try:
-            mount(_overlay(point, f"m{i}"), target, "", MS_BIND | MS_REC)
-        except OSError:
-            mount(point, target, "", MS_BIND | MS_REC)
-            mount("", target, "", MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+        if any(_under(w, [point]) for w in writes):
+            try:
+                mount(_overlay(point, f"m{i}"), root + point, "", MS_BIND | MS_REC)
+                continue
+            except OSError:
+                pass
+        mount(point, root + point, "", MS_BIND | MS_REC)
+        mount("", root + point, "", MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+        bound.append(point)
     mount("/dev", root + "/dev", "", MS_BIND | MS_REC)
     mount("tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     try:
@@ -180,6 +186,11 @@ def _files(journal_dir: str, cwd: str) -> None:
         mount(journal_dir, root + journal_dir, "", MS_BIND | MS_REC)
     os.makedirs(root + cwd, exist_ok=True)
     pivot_root(root)
+
+
+def _under(path: str, points: list[str]) -> bool:
+    """Whether path is one of points or below one."""
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in points)
 
 
 def _overlay(lower: str, name: str) -> str:
