@@ -137,39 +137,38 @@ func forksMachines(t *testing.T) {
 	}
 }
 
-// TestForkServer_resumeOnMachine: the Python kit forks a resume onto a
-// new machine of its own, and the runner sees it so from outside and
-// counts it in the report (forked_resumes). A kit child that leaves one
-// part of the machine out (its server's network, its server's /proc) is
-// seen not isolated: the resume is started from --impl, still isolated,
-// the log names the part, and the report counts no forked resume.
+// TestForkServer_resumeOnMachine: the Python kit and a native fork
+// server in C (testdata/cfork) fork a resume onto a new machine of its
+// own, and the runner sees it so from outside and counts it in the report
+// (forked_resumes). A child that leaves one part of the machine out (its
+// server's network, its server's /proc) is seen not isolated: the resume
+// is started from --impl, still isolated, the log names the part, and the
+// report counts no forked resume.
 func TestForkServer_resumeOnMachine(t *testing.T) {
 	t.Parallel()
 	forksMachines(t)
-	selfImpl(t)
-	for _, tc := range []struct{ name, kernel, missing string }{
-		{"kit", "-m polyloop_example", ""},
-		{"skips the network", filepath.Join("testdata", "impls", "machine-skips-part.py") + " network", "its network not isolated"},
-		{"skips /proc", filepath.Join("testdata", "impls", "machine-skips-part.py") + " proc", "its proc not isolated"},
+	exe := selfImpl(t)
+	skips := filepath.Join("testdata", "impls", "machine-skips-part.py")
+	for _, tc := range []struct {
+		name    string
+		impl    func(t *testing.T) string
+		missing string
+		long    bool
+	}{
+		{"kit", func(t *testing.T) string { return pythonKernel(t, "-m polyloop_example") }, "", false},
+		{"kit skips the network", func(t *testing.T) string { return pythonKernel(t, skips+" network") }, "its network not isolated", false},
+		{"kit skips /proc", func(t *testing.T) string { return pythonKernel(t, skips+" proc") }, "its proc not isolated", true},
+		{"C", func(t *testing.T) string { return cForkServer(t) + " " + exe + " serve-reference" }, "", false},
+		{"C skips the network", func(t *testing.T) string {
+			return "FORKSERVER_SKIP=network " + cForkServer(t) + " " + exe + " serve-reference"
+		}, "its network not isolated", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "skips /proc" {
+			if tc.long {
 				requireLong(t, "one skipped part is the fast tier's slice")
 			}
 			t.Parallel()
-			out := filepath.Join(t.TempDir(), "report.json")
-			code, stdout, errs := run(t, "run", "--impl", pythonKernel(t, tc.kernel), "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s", "--format", "json", "--out", out)
-			data, _ := os.ReadFile(out)
-			var rep struct {
-				Rows []machineRow `json:"scenarios"`
-			}
-			if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 1 {
-				t.Fatalf("exit %d, report %v:\n%s\n%s\n%s", code, err, data, stdout, errs)
-			}
-			row := rep.Rows[0]
-			if code != ExitOK || row.Verdict != "pass" || row.Evidence != "observed" {
-				t.Errorf("exit %d, %s on %s evidence; want a pass, observed:\n%s\n%s", code, row.Verdict, row.Evidence, stdout, errs)
-			}
+			row, errs := resumeOnMachine(t, tc.impl(t))
 			switch {
 			case tc.missing == "" && (row.ForkedResumes != 1 || strings.Contains(errs, "not seen on a new machine")):
 				t.Errorf("%d forked resumes, want the one seen on its machine:\n%s", row.ForkedResumes, errs)
@@ -180,4 +179,39 @@ func TestForkServer_resumeOnMachine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resumeOnMachine runs resume.safe-replayed against impl and returns its
+// report row, which must pass on observed evidence, and the log.
+func resumeOnMachine(t *testing.T, impl string) (machineRow, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, errs := run(t, "run", "--impl", impl, "--run", "resume.safe-replayed", "--timeout", "30s", "--handshake-timeout", "60s", "--format", "json", "--out", out)
+	data, _ := os.ReadFile(out)
+	var rep struct {
+		Rows []machineRow `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 1 {
+		t.Fatalf("exit %d, report %v:\n%s\n%s\n%s", code, err, data, stdout, errs)
+	}
+	row := rep.Rows[0]
+	if code != ExitOK || row.Verdict != "pass" || row.Evidence != "observed" {
+		t.Errorf("exit %d, %s on %s evidence; want a pass, observed:\n%s\n%s", code, row.Verdict, row.Evidence, stdout, errs)
+	}
+	return row, errs
+}
+
+// cForkServer builds testdata/cfork/forkserver.c and returns its path; it
+// skips where there is no C compiler.
+func cForkServer(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler (cc) for testdata/cfork/forkserver.c")
+	}
+	bin := filepath.Join(t.TempDir(), "forkserver")
+	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-o", bin, filepath.Join("testdata", "cfork", "forkserver.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc forkserver.c: %v\n%s", err, out)
+	}
+	return bin
 }
