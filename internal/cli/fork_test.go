@@ -158,6 +158,7 @@ func TestForkServer_resumeOnMachine(t *testing.T) {
 		{"kit", func(t *testing.T) string { return pythonKernel(t, "-m polyloop_example") }, "", false},
 		{"kit skips the network", func(t *testing.T) string { return pythonKernel(t, skips+" network") }, "its network not isolated", false},
 		{"kit skips /proc", func(t *testing.T) string { return pythonKernel(t, skips+" proc") }, "its proc not isolated", true},
+		{"kit maps shared memory", func(t *testing.T) string { return pythonKernel(t, skips+" memory") }, "its ipc not isolated", true},
 		{"C", func(t *testing.T) string { return cForkServer(t) + " " + exe + " serve-reference" }, "", false},
 		{"C skips the network", func(t *testing.T) string {
 			return "FORKSERVER_SKIP=network " + cForkServer(t) + " " + exe + " serve-reference"

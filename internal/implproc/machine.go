@@ -77,7 +77,13 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 		ch.Kill()
 		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
 	}
-	if missing := m.NotSeen(journalDir, append([]*isolate.Machine{host}, others...)...); len(missing) > 0 {
+	near, err := isolate.SharedNear(zygote.cmd.Process.Pid, ch.pid)
+	if err != nil {
+		m.Release()
+		ch.Kill()
+		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
+	}
+	if missing := m.NotSeen(journalDir, append([]*isolate.Machine{host, near}, others...)...); len(missing) > 0 {
 		m.Release()
 		ch.Kill()
 		return nil, fmt.Errorf("%w: its %s not isolated", errNotSeen, strings.Join(missing, ", "))

@@ -24,6 +24,10 @@ type Machine struct {
 	// Mounts maps a mount point to its file system type and device
 	// (major:minor), the topmost mount at that point.
 	Mounts map[string]mountSeen
+	// Shared holds the writable shared mappings (device and inode): a
+	// child that shares one with its server shares memory with every
+	// sibling, whatever its namespaces.
+	Shared map[string]bool
 	// held keeps the namespaces open (ReadMachine).
 	held []io.Closer
 }
@@ -65,8 +69,9 @@ func unescape(s string) string {
 // machine of a forked process, against the machines of others (its fork
 // server's, the crashed process's): each namespace must be its own, "/"
 // an overlay on a device none of the others has for its root, /dev/shm
-// and /proc mounts none of the others share, and journalDir a mount
-// point of its own (bound through). Nil means a new machine, seen.
+// and /proc mounts none of the others share, journalDir a mount point
+// of its own (bound through), and no writable shared memory mapped in
+// common with the others (counted as ipc). Nil means a new machine, seen.
 func (m *Machine) NotSeen(journalDir string, others ...*Machine) []string {
 	var missing []string
 	add := func(part string) {
@@ -78,6 +83,13 @@ func (m *Machine) NotSeen(journalDir string, others ...*Machine) []string {
 		for _, o := range others {
 			if o != nil && o.NS[k] == m.NS[k] {
 				add(partOf[k])
+			}
+		}
+	}
+	for key := range m.Shared {
+		for _, o := range others {
+			if o != nil && o.Shared[key] {
+				add("ipc")
 			}
 		}
 	}

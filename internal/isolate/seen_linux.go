@@ -1,7 +1,9 @@
 package isolate
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +36,10 @@ func ReadMachine(pid int) (*Machine, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
 	if err != nil {
 		return nil, fmt.Errorf("the mounts of process %d: %w", pid, err)
+	}
+	if m.Shared, err = sharedWritable(pid); err != nil {
+		m.Release()
+		return nil, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
@@ -152,4 +158,68 @@ func descends(pid, ancestor int) bool {
 		pid = ppid
 	}
 	return false
+}
+
+// sharedWritable lists the writable shared mappings of process pid (a
+// MAP_SHARED anonymous mapping, a /dev/shm file mapped), each as its
+// device and inode: memory a fork server mapped so before forking is the
+// same object in every child.
+func sharedWritable(pid int) (map[string]bool, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, fmt.Errorf("the memory maps of process %d: %w", pid, err)
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && len(f[1]) == 4 && f[1][1] == 'w' && f[1][3] == 's' {
+			out[f[3]+" "+f[4]] = true
+		}
+	}
+	return out, nil
+}
+
+// SharedNear is the writable shared memory of the processes near a fork
+// server: every process in the PID namespace of server (a process the
+// runner started, isolated in a PID namespace of its own), or, where
+// server shares the runner's, server and its descendants' ancestors up to
+// child. A fork server's command line may start it under a shell, so the
+// process that forks is not always server itself.
+func SharedNear(server, child int) (*Machine, error) {
+	out := &Machine{Shared: map[string]bool{}}
+	mine, err1 := os.Readlink("/proc/self/ns/pid")
+	theirs, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", server))
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	var pids []int
+	if theirs != mine {
+		dirs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, d := range dirs {
+			if link, err := os.Readlink(d + "/ns/pid"); err == nil && link == theirs {
+				n, _ := strconv.Atoi(filepath.Base(d))
+				pids = append(pids, n)
+			}
+		}
+	} else {
+		for p := child; p > 1 && len(pids) < 64; {
+			_, ppid, err := status(p)
+			if err != nil {
+				break
+			}
+			pids = append(pids, ppid)
+			if ppid == server {
+				break
+			}
+			p = ppid
+		}
+	}
+	for _, p := range pids {
+		shared, err := sharedWritable(p)
+		if err != nil {
+			continue // gone since
+		}
+		maps.Copy(out.Shared, shared)
+	}
+	return out, nil
 }

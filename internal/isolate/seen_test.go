@@ -25,6 +25,7 @@ func machineOf(n string, mounts ...string) *Machine {
 // names its part.
 func TestNotSeen(t *testing.T) {
 	server := machineOf("1", "/", "ext4", "254:0", "/proc", "proc", "0:21", "/dev/shm", "tmpfs", "0:44")
+	server.Shared = map[string]bool{"00:01 3": true}
 	crashed := machineOf("2", "/", "overlay", "0:50", "/proc", "proc", "0:51", "/dev/shm", "tmpfs", "0:52", "/j/old", "ext4", "254:0")
 	good := func() *Machine {
 		return machineOf("3", "/", "overlay", "0:60", "/proc", "proc", "0:61", "/dev/shm", "tmpfs", "0:62", "/j/new", "ext4", "254:0")
@@ -45,6 +46,8 @@ func TestNotSeen(t *testing.T) {
 		{"the journal not bound", func(m *Machine) { delete(m.Mounts, "/j/new") }, []string{"files"}},
 		{"the server's /proc bound", func(m *Machine) { m.Mounts["/proc"] = server.Mounts["/proc"] }, []string{"proc"}},
 		{"no /proc", func(m *Machine) { delete(m.Mounts, "/proc") }, []string{"proc"}},
+		{"memory the server mapped shared", func(m *Machine) { m.Shared = map[string]bool{"00:01 3": true} }, []string{"ipc"}},
+		{"shared memory of its own", func(m *Machine) { m.Shared = map[string]bool{"00:01 9": true} }, nil},
 		{"a plain fork", func(m *Machine) {
 			m.NS = maps.Clone(server.NS)
 			m.Mounts = maps.Clone(server.Mounts)

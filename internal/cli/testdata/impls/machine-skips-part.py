@@ -4,7 +4,10 @@ the part missing from outside and start the resume from --impl.
 
 network  the child keeps its server's network and UTS namespaces
 proc     the child keeps its server's /proc (bound, not a fresh one)
+memory   the server maps shared memory before it forks, which every child
+         it forks shares
 """
+import mmap
 import runpy
 import sys
 
@@ -24,6 +27,8 @@ elif PART == "proc":
         _mount(source, target, fstype, flags, data)
 
     machine.mount = mount
+elif PART == "memory":
+    SHARED = mmap.mmap(-1, 4096)  # MAP_SHARED: one page for every child
 else:
     sys.exit(f"machine-skips-part.py: unknown part {PART!r}")
 runpy.run_module("polyloop_example", run_name="__main__")
