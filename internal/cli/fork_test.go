@@ -14,9 +14,10 @@ import (
 
 // TestForkServer_catchesANeverReplay: the Python kit offers a fork
 // server, so a crash exploration starts the interpreter once for its
-// first runs and forks a child for every kill; a resume starts afresh
-// (a crash is a reboot: nothing forked from a server that outlived the
-// crash may reach it, docs/limits.md). A kernel that runs an unfinished
+// first runs and forks a child for every kill; a resume is forked onto a
+// machine of its own from a second server, or started afresh (a crash is
+// a reboot: nothing a server that outlived the crash holds may reach it,
+// docs/limits.md). A kernel that runs an unfinished
 // NEVER action again on resume must still be caught through it; and the
 // fork server must save work: fewer interpreter starts than the same
 // exploration with --no-fork, where every process is a new interpreter.

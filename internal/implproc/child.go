@@ -93,9 +93,10 @@ func (c *Client) dropServer(server **child, zygote *child, err error) {
 }
 
 // spawnResume starts the process that resumes a stopped run. Where the
-// machine isolates processes (internal/isolate), it is always a new
-// process in namespaces of its own, never a fork: a fork server's children
-// share its namespaces, so a fork would see the /dev/shm, the abstract
+// machine isolates processes (internal/isolate), it is a child forked onto
+// a machine of its own and seen so (resumeOnMachine), or else a new
+// process in namespaces of its own: a fork server's plain children share
+// its namespaces, so a plain fork would see the /dev/shm, the abstract
 // sockets and the daemons a crashed sibling left, as a process after a
 // reboot would not. Without isolation, it is never a child of the fork
 // server that forked the stopped one: memory a server maps shared before
