@@ -38,7 +38,11 @@ type child struct {
 	// machine is what the runner saw of a forked child's machine of its
 	// own (spawnMachine); nil for any other process.
 	machine *isolate.Machine
-	once    sync.Once
+	// own is a fork server's own machine (seen), read once.
+	own      *isolate.Machine
+	ownErr   error
+	seenOnce sync.Once
+	once     sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -261,6 +265,12 @@ func (ch *child) Kill() {
 }
 
 func (ch *child) kill() {
+	defer func() {
+		// A fork server's machine, if read, is let go; if not, it never
+		// will be.
+		ch.seenOnce.Do(func() { ch.ownErr = errors.New("the fork server was killed") })
+		ch.own.Release()
+	}()
 	g := ch.group()
 	if g == 0 {
 		// No process of its own (served in process, over pipes): the

@@ -59,11 +59,10 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 	if zygote == nil || zygote.cmd == nil || zygote.cmd.Process == nil {
 		return nil, fmt.Errorf("%w: no fork server", errNotSeen)
 	}
-	host, err := isolate.ReadMachine(zygote.cmd.Process.Pid)
+	host, err := zygote.seen()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
 	}
-	defer host.Release()
 	// The journal directory is bound through: it must be there to bind.
 	if err := os.MkdirAll(journalDir, 0o700); err != nil {
 		return nil, err
@@ -161,4 +160,14 @@ func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *chi
 	}
 	ch.resumer = true
 	return ch, true, nil
+}
+
+// seen is the fork server's own machine, read once: its namespaces and
+// mounts do not move while it lives (what it maps shared is read at each
+// fork, SharedNear), and the namespaces stay held until it is killed.
+func (ch *child) seen() (*isolate.Machine, error) {
+	ch.seenOnce.Do(func() {
+		ch.own, ch.ownErr = isolate.ReadMachine(ch.cmd.Process.Pid)
+	})
+	return ch.own, ch.ownErr
 }

@@ -97,10 +97,16 @@ func HostPidOf(server, pid int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// The child is below the server, so never in the runner's own PID
+	// namespace: a readlink skips most processes before their status.
+	mine, _ := os.Readlink("/proc/self/ns/pid")
 	want := strconv.Itoa(pid)
 	for _, d := range dirs {
 		host, err := strconv.Atoi(filepath.Base(d))
 		if err != nil {
+			continue
+		}
+		if ns, err := os.Readlink(d + "/ns/pid"); err != nil || ns == mine {
 			continue
 		}
 		ids, _, err := status(host)
