@@ -130,7 +130,7 @@ func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *chi
 		return nil, false, nil
 	}
 	stopped.Kill() // the resume starts after the kill, as after a crash
-	if !isolate.Gone(stopped.machine.NS["pid"], goneLimit) {
+	if !stopped.machine.Gone(goneLimit) {
 		c.machineRefused(fmt.Errorf("%w: the stopped process's PID namespace still had processes %s after its kill", errNotSeen, goneLimit))
 		return nil, false, nil
 	}

@@ -20,7 +20,11 @@ var partOf = map[string]string{"user": "keyring", "mnt": "mount", "pid": "pid", 
 // Machine is what the runner read of a process's machine from outside:
 // its namespaces (/proc/<pid>/ns) and its mounts (/proc/<pid>/mountinfo).
 type Machine struct {
-	NS map[string]string
+	// Pid is the process read, in the runner's PID namespace; Init is
+	// set when it is PID 1 of its own PID namespace.
+	Pid  int
+	Init bool
+	NS   map[string]string
 	// Mounts maps a mount point to its file system type and device
 	// (major:minor), the topmost mount at that point.
 	Mounts map[string]mountSeen

@@ -17,7 +17,12 @@ import (
 // it is freed, so a machine compared with one that died must keep the
 // dead one's numbers from being handed out again.
 func ReadMachine(pid int) (*Machine, error) {
-	m := &Machine{NS: map[string]string{}, Mounts: map[string]mountSeen{}}
+	m := &Machine{Pid: pid, NS: map[string]string{}, Mounts: map[string]mountSeen{}}
+	ids, _, err := status(pid)
+	if err != nil {
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	m.Init = ids[len(ids)-1] == "1"
 	for _, k := range nsKinds {
 		path := fmt.Sprintf("/proc/%d/ns/%s", pid, k)
 		f, err := os.Open(path)
@@ -52,19 +57,26 @@ func ReadMachine(pid int) (*Machine, error) {
 	return m, nil
 }
 
-// Gone waits up to limit for every process of the PID namespace ns (a
-// /proc/<pid>/ns/pid link) to be gone: a crashed machine's whole tree,
-// daemons included, dies with its PID 1. It reports whether none is left.
-func Gone(ns string, limit time.Duration) bool {
+// Gone waits up to limit for every process of m's PID namespace to be
+// gone: a crashed machine's whole tree, daemons included, dies with its
+// PID 1. Where m's process is that PID 1 it watches that one process:
+// the kernel kills and reaps every other process of the namespace before
+// its first one exits. It reports whether none is left.
+func (m *Machine) Gone(limit time.Duration) bool {
+	ns := m.NS["pid"]
 	deadline := time.Now().Add(limit)
 	for {
-		if !anyIn(ns) {
+		if m.Init {
+			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", m.Pid)); err != nil || link != ns {
+				return true
+			}
+		} else if !anyIn(ns) {
 			return true
 		}
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -93,20 +105,13 @@ func HostPidOf(server, pid int) (int, error) {
 		// runner sees them.
 		return pid, err
 	}
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return 0, err
-	}
 	// The child is below the server, so never in the runner's own PID
 	// namespace: a readlink skips most processes before their status.
+	// Newest first: the child was just forked.
 	mine, _ := os.Readlink("/proc/self/ns/pid")
 	want := strconv.Itoa(pid)
-	for _, d := range dirs {
-		host, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		if ns, err := os.Readlink(d + "/ns/pid"); err != nil || ns == mine {
+	for _, host := range newestFirst() {
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", host)); err != nil || ns == mine {
 			continue
 		}
 		ids, _, err := status(host)
@@ -118,6 +123,25 @@ func HostPidOf(server, pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no process %d forked by the fork server %d", pid, server)
+}
+
+// newestFirst lists the processes of /proc, highest pid first.
+func newestFirst() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		if p, err := strconv.Atoi(n); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	slices.Sort(pids)
+	slices.Reverse(pids)
+	return pids
 }
 
 // nsLevel is the depth of pid's PID namespace below the runner's (0: the
@@ -186,11 +210,10 @@ func sharedWritable(pid int) (map[string]bool, error) {
 }
 
 // SharedNear is the writable shared memory of the processes near a fork
-// server: every process in the PID namespace of server (a process the
-// runner started, isolated in a PID namespace of its own), or, where
-// server shares the runner's, server and its descendants' ancestors up to
-// child. A fork server's command line may start it under a shell, so the
-// process that forks is not always server itself.
+// server (server, a process the runner started) and the process child it
+// forked: the ancestors of child up to server (a shell may stand in front
+// of the process that forks), and, when child's parent is server itself
+// (perhaps by orphaning), every process of server's PID namespace.
 func SharedNear(server, child int) (*Machine, error) {
 	out := &Machine{Shared: map[string]bool{}}
 	mine, err1 := os.Readlink("/proc/self/ns/pid")
@@ -198,26 +221,30 @@ func SharedNear(server, child int) (*Machine, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
+	// The ancestors of child up to server: what child maps shared by
+	// inheritance, one of them mapped.
 	var pids []int
-	if theirs != mine {
+	for p := child; p > 1 && len(pids) < 64; {
+		_, ppid, err := status(p)
+		if err != nil {
+			break
+		}
+		pids = append(pids, ppid)
+		if ppid == server {
+			break
+		}
+		p = ppid
+	}
+	if len(pids) > 0 && pids[0] == server && theirs != mine {
+		// The child's parent is the server's first process: it forked
+		// the child itself, or the child was orphaned and handed to it.
+		// Then every process of the server's namespace is a suspect.
 		dirs, _ := filepath.Glob("/proc/[0-9]*")
 		for _, d := range dirs {
 			if link, err := os.Readlink(d + "/ns/pid"); err == nil && link == theirs {
 				n, _ := strconv.Atoi(filepath.Base(d))
 				pids = append(pids, n)
 			}
-		}
-	} else {
-		for p := child; p > 1 && len(pids) < 64; {
-			_, ppid, err := status(p)
-			if err != nil {
-				break
-			}
-			pids = append(pids, ppid)
-			if ppid == server {
-				break
-			}
-			p = ppid
 		}
 	}
 	for _, p := range pids {

@@ -13,7 +13,7 @@ func ReadMachine(pid int) (*Machine, error) {
 }
 
 // Gone cannot see a namespace here: nothing is seen gone.
-func Gone(ns string, limit time.Duration) bool { return false }
+func (m *Machine) Gone(limit time.Duration) bool { return false }
 
 // HostPidOf is pid: there are no PID namespaces here.
 func HostPidOf(server, pid int) (int, error) { return pid, nil }
