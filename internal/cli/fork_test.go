@@ -217,3 +217,28 @@ func cForkServer(t *testing.T) string {
 	}
 	return bin
 }
+
+// TestForkServer_exploreOnMachines: under explore, every crash point's
+// resume of the native fork server is forked onto its machine and seen
+// so, and the report's row says how many.
+func TestForkServer_exploreOnMachines(t *testing.T) {
+	t.Parallel()
+	forksMachines(t)
+	exe := selfImpl(t)
+	out := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, errs := run(t, "explore", "--impl", cForkServer(t)+" "+exe+" serve-reference", "--run", "resume.safe-replayed", "--handshake-timeout", "60s", "--format", "json", "--out", out)
+	data, _ := os.ReadFile(out)
+	var rep struct {
+		Rows []struct {
+			machineRow
+			CrashPoints int `json:"crash_points"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Rows) != 1 || code != ExitOK {
+		t.Fatalf("exit %d, report %v:\n%s\n%s\n%s", code, err, data, stdout, errs)
+	}
+	row := rep.Rows[0]
+	if row.CrashPoints == 0 || row.ForkedResumes != row.CrashPoints {
+		t.Errorf("%d resumes forked onto machines for %d crash points; want one for each:\n%s", row.ForkedResumes, row.CrashPoints, errs)
+	}
+}
