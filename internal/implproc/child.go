@@ -37,9 +37,9 @@ type child struct {
 	isolated bool
 	// machine is what the runner saw of a forked child's machine of its
 	// own (spawnMachine); nil for any other process.
-	machine *isolate.Machine
+	machine *isolate.View
 	// own is a fork server's own machine (seen), read once.
-	own      *isolate.Machine
+	own      *isolate.View
 	ownErr   error
 	seenOnce sync.Once
 	once     sync.Once

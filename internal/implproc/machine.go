@@ -50,9 +50,9 @@ func (c *Client) machineRefused(why error) {
 // bound through, and checks it from outside once it said hello: its
 // namespaces differ from the server's and from each of others' (the
 // process that stopped), its root is an overlay, its /proc and /dev/shm
-// are fresh, journalDir is a mount of its own (isolate.Machine.NotSeen).
+// are fresh, journalDir is a mount of its own (isolate.View.NotSeen).
 // A child not seen so is killed, and errNotSeen returned.
-func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string, others ...*isolate.Machine) (*child, error) {
+func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string, others ...*isolate.View) (*child, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
@@ -71,7 +71,7 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 	if err != nil {
 		return nil, err
 	}
-	m, err := isolate.ReadMachine(ch.pid)
+	m, err := isolate.ReadView(ch.pid)
 	if err != nil {
 		ch.Kill()
 		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
@@ -82,7 +82,7 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 		ch.Kill()
 		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
 	}
-	if missing := m.NotSeen(journalDir, append([]*isolate.Machine{host, near}, others...)...); len(missing) > 0 {
+	if missing := m.NotSeen(journalDir, append([]*isolate.View{host, near}, others...)...); len(missing) > 0 {
 		m.Release()
 		ch.Kill()
 		return nil, fmt.Errorf("%w: its %s not isolated", errNotSeen, strings.Join(missing, ", "))
@@ -165,9 +165,9 @@ func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *chi
 // seen is the fork server's own machine, read once: its namespaces and
 // mounts do not move while it lives (what it maps shared is read at each
 // fork, SharedNear), and the namespaces stay held until it is killed.
-func (ch *child) seen() (*isolate.Machine, error) {
+func (ch *child) seen() (*isolate.View, error) {
 	ch.seenOnce.Do(func() {
-		ch.own, ch.ownErr = isolate.ReadMachine(ch.cmd.Process.Pid)
+		ch.own, ch.ownErr = isolate.ReadView(ch.cmd.Process.Pid)
 	})
 	return ch.own, ch.ownErr
 }

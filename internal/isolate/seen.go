@@ -17,9 +17,9 @@ var nsKinds = []string{"user", "mnt", "pid", "net", "ipc", "uts"}
 // the UTS namespace the host name a network peer sees.
 var partOf = map[string]string{"user": "keyring", "mnt": "mount", "pid": "pid", "net": "network", "ipc": "ipc", "uts": "network"}
 
-// Machine is what the runner read of a process's machine from outside:
+// View is what the runner read of a process's machine from outside:
 // its namespaces (/proc/<pid>/ns) and its mounts (/proc/<pid>/mountinfo).
-type Machine struct {
+type View struct {
 	// Pid is the process read, in the runner's PID namespace; Init is
 	// set when it is PID 1 of its own PID namespace.
 	Pid  int
@@ -32,12 +32,12 @@ type Machine struct {
 	// child that shares one with its server shares memory with every
 	// sibling, whatever its namespaces.
 	Shared map[string]bool
-	// held keeps the namespaces open (ReadMachine).
+	// held keeps the namespaces open (ReadView).
 	held []io.Closer
 }
 
-// Release lets the namespaces ReadMachine held go.
-func (m *Machine) Release() {
+// Release lets the namespaces ReadView held go.
+func (m *View) Release() {
 	if m == nil {
 		return
 	}
@@ -49,8 +49,8 @@ func (m *Machine) Release() {
 
 type mountSeen struct{ fstype, dev string }
 
-// unescape undoes mountinfo's octal escapes (a space is \040).
-func unescape(s string) string {
+// unescapeField undoes mountinfo's octal escapes (a space is \040).
+func unescapeField(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -76,7 +76,7 @@ func unescape(s string) string {
 // and /proc mounts none of the others share, journalDir a mount point
 // of its own (bound through), and no writable shared memory mapped in
 // common with the others (counted as ipc). Nil means a new machine, seen.
-func (m *Machine) NotSeen(journalDir string, others ...*Machine) []string {
+func (m *View) NotSeen(journalDir string, others ...*View) []string {
 	var missing []string
 	add := func(part string) {
 		if !slices.Contains(missing, part) {
@@ -116,7 +116,7 @@ func (m *Machine) NotSeen(journalDir string, others ...*Machine) []string {
 
 // sharesMount reports whether another machine has the same device mounted
 // at point: a bind of its file system, not a fresh one.
-func (m *Machine) sharesMount(point string, others []*Machine) bool {
+func (m *View) sharesMount(point string, others []*View) bool {
 	for _, o := range others {
 		if o == nil {
 			continue

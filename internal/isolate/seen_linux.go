@@ -12,12 +12,12 @@ import (
 	"time"
 )
 
-// ReadMachine reads the namespaces and mounts of process pid, and holds
+// ReadView reads the namespaces and mounts of process pid, and holds
 // its namespaces open until Release: a namespace's number is reused once
 // it is freed, so a machine compared with one that died must keep the
 // dead one's numbers from being handed out again.
-func ReadMachine(pid int) (*Machine, error) {
-	m := &Machine{Pid: pid, NS: map[string]string{}, Mounts: map[string]mountSeen{}}
+func ReadView(pid int) (*View, error) {
+	m := &View{Pid: pid, NS: map[string]string{}, Mounts: map[string]mountSeen{}}
 	ids, _, err := status(pid)
 	if err != nil {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
@@ -52,7 +52,7 @@ func ReadMachine(pid int) (*Machine, error) {
 		if len(f) < 5 || sep < 0 || sep+1 >= len(f) {
 			continue
 		}
-		m.Mounts[unescape(f[4])] = mountSeen{fstype: f[sep+1], dev: f[2]}
+		m.Mounts[unescapeField(f[4])] = mountSeen{fstype: f[sep+1], dev: f[2]}
 	}
 	return m, nil
 }
@@ -62,7 +62,7 @@ func ReadMachine(pid int) (*Machine, error) {
 // PID 1. Where m's process is that PID 1 it watches that one process:
 // the kernel kills and reaps every other process of the namespace before
 // its first one exits. It reports whether none is left.
-func (m *Machine) Gone(limit time.Duration) bool {
+func (m *View) Gone(limit time.Duration) bool {
 	ns := m.NS["pid"]
 	deadline := time.Now().Add(limit)
 	for {
@@ -214,8 +214,8 @@ func sharedWritable(pid int) (map[string]bool, error) {
 // forked: the ancestors of child up to server (a shell may stand in front
 // of the process that forks), and, when child's parent is server itself
 // (perhaps by orphaning), every process of server's PID namespace.
-func SharedNear(server, child int) (*Machine, error) {
-	out := &Machine{Shared: map[string]bool{}}
+func SharedNear(server, child int) (*View, error) {
+	out := &View{Shared: map[string]bool{}}
 	mine, err1 := os.Readlink("/proc/self/ns/pid")
 	theirs, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", server))
 	if err := errors.Join(err1, err2); err != nil {

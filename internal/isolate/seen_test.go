@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// machineOf is a machine with namespaces numbered n and the mounts given
+// viewOf is a machine with namespaces numbered n and the mounts given
 // as point, fstype, device triples.
-func machineOf(n string, mounts ...string) *Machine {
-	m := &Machine{NS: map[string]string{}, Mounts: map[string]mountSeen{}}
+func viewOf(n string, mounts ...string) *View {
+	m := &View{NS: map[string]string{}, Mounts: map[string]mountSeen{}}
 	for _, k := range nsKinds {
 		m.NS[k] = k + ":[" + n + "]"
 	}
@@ -24,31 +24,31 @@ func machineOf(n string, mounts ...string) *Machine {
 // of the others share, and the journal bound through; each shortfall
 // names its part.
 func TestNotSeen(t *testing.T) {
-	server := machineOf("1", "/", "ext4", "254:0", "/proc", "proc", "0:21", "/dev/shm", "tmpfs", "0:44")
+	server := viewOf("1", "/", "ext4", "254:0", "/proc", "proc", "0:21", "/dev/shm", "tmpfs", "0:44")
 	server.Shared = map[string]bool{"00:01 3": true}
-	crashed := machineOf("2", "/", "overlay", "0:50", "/proc", "proc", "0:51", "/dev/shm", "tmpfs", "0:52", "/j/old", "ext4", "254:0")
-	good := func() *Machine {
-		return machineOf("3", "/", "overlay", "0:60", "/proc", "proc", "0:61", "/dev/shm", "tmpfs", "0:62", "/j/new", "ext4", "254:0")
+	crashed := viewOf("2", "/", "overlay", "0:50", "/proc", "proc", "0:51", "/dev/shm", "tmpfs", "0:52", "/j/old", "ext4", "254:0")
+	good := func() *View {
+		return viewOf("3", "/", "overlay", "0:60", "/proc", "proc", "0:61", "/dev/shm", "tmpfs", "0:62", "/j/new", "ext4", "254:0")
 	}
 	for _, tc := range []struct {
 		name  string
-		bend  func(m *Machine)
+		bend  func(m *View)
 		parts []string
 	}{
-		{"a new machine", func(*Machine) {}, nil},
-		{"the server's network", func(m *Machine) { m.NS["net"] = server.NS["net"] }, []string{"network"}},
-		{"the crashed one's host name", func(m *Machine) { m.NS["uts"] = crashed.NS["uts"] }, []string{"network"}},
-		{"the server's user namespace", func(m *Machine) { m.NS["user"] = server.NS["user"] }, []string{"keyring"}},
-		{"the crashed one's PID namespace", func(m *Machine) { m.NS["pid"] = crashed.NS["pid"] }, []string{"pid"}},
-		{"no overlay root", func(m *Machine) { m.Mounts["/"] = mountSeen{"ext4", "254:0"} }, []string{"files"}},
-		{"the crashed one's overlay", func(m *Machine) { m.Mounts["/"] = crashed.Mounts["/"] }, []string{"files"}},
-		{"the server's /dev/shm", func(m *Machine) { m.Mounts["/dev/shm"] = server.Mounts["/dev/shm"] }, []string{"files"}},
-		{"the journal not bound", func(m *Machine) { delete(m.Mounts, "/j/new") }, []string{"files"}},
-		{"the server's /proc bound", func(m *Machine) { m.Mounts["/proc"] = server.Mounts["/proc"] }, []string{"proc"}},
-		{"no /proc", func(m *Machine) { delete(m.Mounts, "/proc") }, []string{"proc"}},
-		{"memory the server mapped shared", func(m *Machine) { m.Shared = map[string]bool{"00:01 3": true} }, []string{"ipc"}},
-		{"shared memory of its own", func(m *Machine) { m.Shared = map[string]bool{"00:01 9": true} }, nil},
-		{"a plain fork", func(m *Machine) {
+		{"a new machine", func(*View) {}, nil},
+		{"the server's network", func(m *View) { m.NS["net"] = server.NS["net"] }, []string{"network"}},
+		{"the crashed one's host name", func(m *View) { m.NS["uts"] = crashed.NS["uts"] }, []string{"network"}},
+		{"the server's user namespace", func(m *View) { m.NS["user"] = server.NS["user"] }, []string{"keyring"}},
+		{"the crashed one's PID namespace", func(m *View) { m.NS["pid"] = crashed.NS["pid"] }, []string{"pid"}},
+		{"no overlay root", func(m *View) { m.Mounts["/"] = mountSeen{"ext4", "254:0"} }, []string{"files"}},
+		{"the crashed one's overlay", func(m *View) { m.Mounts["/"] = crashed.Mounts["/"] }, []string{"files"}},
+		{"the server's /dev/shm", func(m *View) { m.Mounts["/dev/shm"] = server.Mounts["/dev/shm"] }, []string{"files"}},
+		{"the journal not bound", func(m *View) { delete(m.Mounts, "/j/new") }, []string{"files"}},
+		{"the server's /proc bound", func(m *View) { m.Mounts["/proc"] = server.Mounts["/proc"] }, []string{"proc"}},
+		{"no /proc", func(m *View) { delete(m.Mounts, "/proc") }, []string{"proc"}},
+		{"memory the server mapped shared", func(m *View) { m.Shared = map[string]bool{"00:01 3": true} }, []string{"ipc"}},
+		{"shared memory of its own", func(m *View) { m.Shared = map[string]bool{"00:01 9": true} }, nil},
+		{"a plain fork", func(m *View) {
 			m.NS = maps.Clone(server.NS)
 			m.Mounts = maps.Clone(server.Mounts)
 		}, []string{"keyring", "mount", "pid", "network", "ipc", "files", "proc"}},
@@ -70,8 +70,8 @@ func TestNotSeen(t *testing.T) {
 // TestUnescape: mountinfo writes a space in a mount point as \040.
 func TestUnescape(t *testing.T) {
 	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/end\04`: `/end\04`} {
-		if got := unescape(in); got != want {
-			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
+		if got := unescapeField(in); got != want {
+			t.Errorf("unescapeField(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
