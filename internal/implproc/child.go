@@ -35,9 +35,9 @@ type child struct {
 	// isolated is set on a process started in namespaces of its own
 	// (internal/isolate): killing it kills every process it started.
 	isolated bool
-	// machine is what the runner saw of a forked child's machine of its
+	// view is what the runner saw of a forked child's machine of its
 	// own (spawnMachine); nil for any other process.
-	machine *isolate.View
+	view *isolate.View
 	// own is a fork server's own machine (seen), read once.
 	own      *isolate.View
 	ownErr   error

@@ -151,7 +151,7 @@ func (c *Client) Close() {
 }
 
 func (c *Client) put(ch *child) {
-	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer || ch.machine != nil {
+	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer || ch.view != nil {
 		// A process that resumed a run runs nothing else: with a fork
 		// server, what it keeps in shared memory would reach the resumes
 		// forked after it. A process on a machine of its own has one
@@ -247,7 +247,7 @@ func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, env *fakes
 	if !ch.isolated {
 		env.ResumeNotIsolated()
 	}
-	if ch.machine != nil {
+	if ch.view != nil {
 		env.ResumeOnMachine()
 	}
 	ch.logs.setScenario(sc.ID)
@@ -307,7 +307,7 @@ func (r *runningChild) release() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ch := range r.all {
-		ch.machine.Release()
+		ch.view.Release()
 	}
 }
 

@@ -87,7 +87,7 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 		ch.Kill()
 		return nil, fmt.Errorf("%w: its %s not isolated", errNotSeen, strings.Join(missing, ", "))
 	}
-	ch.machine = m
+	ch.view = m
 	ch.isolated = true
 	return ch, nil
 }
@@ -123,14 +123,14 @@ func (c *Client) firstOnMachine(tr *transcript, journalDir string) (*child, erro
 // new machine; otherwise ok is false and the caller starts the resume
 // from --impl.
 func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *child) (_ *child, ok bool, _ error) {
-	if stopped == nil || stopped.machine == nil || stopped.resumer || !c.forksMachines() {
+	if stopped == nil || stopped.view == nil || stopped.resumer || !c.forksMachines() {
 		// A stopped resume was forked from the second server: what it
 		// wrote in memory that server mapped shared reaches every child
 		// of it, so the next resume is started from --impl.
 		return nil, false, nil
 	}
 	stopped.Kill() // the resume starts after the kill, as after a crash
-	if !stopped.machine.Gone(goneLimit) {
+	if !stopped.view.Gone(goneLimit) {
 		c.machineRefused(fmt.Errorf("%w: the stopped process's PID namespace still had processes %s after its kill", errNotSeen, goneLimit))
 		return nil, false, nil
 	}
@@ -145,7 +145,7 @@ func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *chi
 	c.forkMu.Lock()
 	resumer := c.resumer
 	c.forkMu.Unlock()
-	ch, err := c.spawnMachine(tr, &c.resumer, journalDir, stopped.machine)
+	ch, err := c.spawnMachine(tr, &c.resumer, journalDir, stopped.view)
 	switch {
 	case errors.Is(err, errNotSeen):
 		c.machineRefused(err)
