@@ -52,7 +52,7 @@ func (c *Client) machineRefused(why error) {
 // process that stopped), its root is an overlay, its /proc and /dev/shm
 // are fresh, journalDir is a mount of its own (isolate.View.NotSeen).
 // A child not seen so is killed, and errNotSeen returned.
-func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string, others ...*isolate.View) (*child, error) {
+func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string, mask []string, others ...*isolate.View) (*child, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
@@ -67,7 +67,7 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 	if err := os.MkdirAll(journalDir, 0o700); err != nil {
 		return nil, err
 	}
-	ch, err := c.forkOn(tr, server, &protocol.Machine{JournalDir: journalDir})
+	ch, err := c.forkOn(tr, server, &protocol.Machine{JournalDir: journalDir, Mask: mask})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string,
 		ch.Kill()
 		return nil, fmt.Errorf("%w: %w", errNotSeen, err)
 	}
-	if missing := m.NotSeen(journalDir, append([]*isolate.View{host, near}, others...)...); len(missing) > 0 {
+	if missing := m.NotSeen(journalDir, mask, append([]*isolate.View{host, near}, others...)...); len(missing) > 0 {
 		m.Release()
 		ch.Kill()
 		return nil, fmt.Errorf("%w: its %s not isolated", errNotSeen, strings.Join(missing, ", "))
@@ -103,7 +103,7 @@ func (c *Client) firstOnMachine(tr *transcript, journalDir string) (*child, erro
 	c.forkMu.Lock()
 	zygote := c.zygote
 	c.forkMu.Unlock()
-	ch, err := c.spawnMachine(tr, &c.zygote, journalDir)
+	ch, err := c.spawnMachine(tr, &c.zygote, journalDir, c.machineMask())
 	switch {
 	case errors.Is(err, errNotSeen):
 		c.machineRefused(err)
@@ -145,7 +145,7 @@ func (c *Client) resumeOnMachine(tr *transcript, journalDir string, stopped *chi
 	c.forkMu.Lock()
 	resumer := c.resumer
 	c.forkMu.Unlock()
-	ch, err := c.spawnMachine(tr, &c.resumer, journalDir, stopped.view)
+	ch, err := c.spawnMachine(tr, &c.resumer, journalDir, c.machineMask(), stopped.view)
 	switch {
 	case errors.Is(err, errNotSeen):
 		c.machineRefused(err)
@@ -171,3 +171,11 @@ func (ch *child) seen() (*isolate.View, error) {
 	})
 	return ch.own, ch.ownErr
 }
+
+// machineMask lists the runner's directories a forked machine must hide
+// (protocol.Machine.Mask): none while each journal_dir is made in a
+// temporary directory of its own under the runner's TMPDIR. A runner that
+// makes every journal_dir in one volume carried into its fork servers'
+// machines masks that volume, so that a machine sees its own journal and
+// no other.
+func (c *Client) machineMask() []string { return nil }

@@ -74,9 +74,10 @@ func unescapeField(s string) string {
 // server's, the crashed process's): each namespace must be its own, "/"
 // an overlay on a device none of the others has for its root, /dev/shm
 // and /proc mounts none of the others share, journalDir a mount point
-// of its own (bound through), and no writable shared memory mapped in
+// of its own (bound through), each directory of mask hidden behind a
+// tmpfs of its own, and no writable shared memory mapped in
 // common with the others (counted as ipc). Nil means a new machine, seen.
-func (m *View) NotSeen(journalDir string, others ...*View) []string {
+func (m *View) NotSeen(journalDir string, mask []string, others ...*View) []string {
 	var missing []string
 	add := func(part string) {
 		if !slices.Contains(missing, part) {
@@ -105,6 +106,12 @@ func (m *View) NotSeen(journalDir string, others ...*View) []string {
 	}
 	if journalDir != "" {
 		if _, ok := m.Mounts[filepath.Clean(journalDir)]; !ok {
+			add("files")
+		}
+	}
+	for _, hidden := range mask {
+		point := filepath.Clean(hidden)
+		if x, ok := m.Mounts[point]; !ok || x.fstype != "tmpfs" || m.sharesMount(point, others) {
 			add("files")
 		}
 	}

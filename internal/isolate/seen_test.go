@@ -34,29 +34,33 @@ func TestNotSeen(t *testing.T) {
 		name  string
 		bend  func(m *View)
 		parts []string
+		mask  []string
 	}{
-		{"a new machine", func(*View) {}, nil},
-		{"the server's network", func(m *View) { m.NS["net"] = server.NS["net"] }, []string{"network"}},
-		{"the crashed one's host name", func(m *View) { m.NS["uts"] = crashed.NS["uts"] }, []string{"network"}},
-		{"the server's user namespace", func(m *View) { m.NS["user"] = server.NS["user"] }, []string{"keyring"}},
-		{"the crashed one's PID namespace", func(m *View) { m.NS["pid"] = crashed.NS["pid"] }, []string{"pid"}},
-		{"no overlay root", func(m *View) { m.Mounts["/"] = mountSeen{"ext4", "254:0"} }, []string{"files"}},
-		{"the crashed one's overlay", func(m *View) { m.Mounts["/"] = crashed.Mounts["/"] }, []string{"files"}},
-		{"the server's /dev/shm", func(m *View) { m.Mounts["/dev/shm"] = server.Mounts["/dev/shm"] }, []string{"files"}},
-		{"the journal not bound", func(m *View) { delete(m.Mounts, "/j/new") }, []string{"files"}},
-		{"the server's /proc bound", func(m *View) { m.Mounts["/proc"] = server.Mounts["/proc"] }, []string{"proc"}},
-		{"no /proc", func(m *View) { delete(m.Mounts, "/proc") }, []string{"proc"}},
-		{"memory the server mapped shared", func(m *View) { m.Shared = map[string]bool{"00:01 3": true} }, []string{"ipc"}},
-		{"shared memory of its own", func(m *View) { m.Shared = map[string]bool{"00:01 9": true} }, nil},
+		{"a new machine", func(*View) {}, nil, nil},
+		{"the server's network", func(m *View) { m.NS["net"] = server.NS["net"] }, []string{"network"}, nil},
+		{"the crashed one's host name", func(m *View) { m.NS["uts"] = crashed.NS["uts"] }, []string{"network"}, nil},
+		{"the server's user namespace", func(m *View) { m.NS["user"] = server.NS["user"] }, []string{"keyring"}, nil},
+		{"the crashed one's PID namespace", func(m *View) { m.NS["pid"] = crashed.NS["pid"] }, []string{"pid"}, nil},
+		{"no overlay root", func(m *View) { m.Mounts["/"] = mountSeen{"ext4", "254:0"} }, []string{"files"}, nil},
+		{"the crashed one's overlay", func(m *View) { m.Mounts["/"] = crashed.Mounts["/"] }, []string{"files"}, nil},
+		{"the server's /dev/shm", func(m *View) { m.Mounts["/dev/shm"] = server.Mounts["/dev/shm"] }, []string{"files"}, nil},
+		{"the journal not bound", func(m *View) { delete(m.Mounts, "/j/new") }, []string{"files"}, nil},
+		{"the server's /proc bound", func(m *View) { m.Mounts["/proc"] = server.Mounts["/proc"] }, []string{"proc"}, nil},
+		{"no /proc", func(m *View) { delete(m.Mounts, "/proc") }, []string{"proc"}, nil},
+		{"memory the server mapped shared", func(m *View) { m.Shared = map[string]bool{"00:01 3": true} }, []string{"ipc"}, nil},
+		{"shared memory of its own", func(m *View) { m.Shared = map[string]bool{"00:01 9": true} }, nil, nil},
+		{"the volume masked", func(m *View) { m.Mounts["/vol"] = mountSeen{"tmpfs", "0:70"} }, nil, []string{"/vol/"}},
+		{"the volume not masked", func(*View) {}, []string{"files"}, []string{"/vol"}},
+		{"the volume bound, not masked", func(m *View) { m.Mounts["/vol"] = mountSeen{"ext4", "254:0"} }, []string{"files"}, []string{"/vol"}},
 		{"a plain fork", func(m *View) {
 			m.NS = maps.Clone(server.NS)
 			m.Mounts = maps.Clone(server.Mounts)
-		}, []string{"keyring", "mount", "pid", "network", "ipc", "files", "proc"}},
+		}, []string{"keyring", "mount", "pid", "network", "ipc", "files", "proc"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := good()
 			tc.bend(m)
-			got := m.NotSeen("/j/new/", server, crashed)
+			got := m.NotSeen("/j/new/", tc.mask, server, crashed)
 			slices.Sort(got)
 			want := slices.Clone(tc.parts)
 			slices.Sort(want)

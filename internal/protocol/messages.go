@@ -152,6 +152,9 @@ type Message struct {
 // overlay root, fresh /proc and /dev/shm) with JournalDir bound through.
 type Machine struct {
 	JournalDir string `json:"journal_dir"`
+	// Mask lists directories to hide behind an empty tmpfs before
+	// JournalDir is bound through (the runner's volume, where it has one).
+	Mask []string `json:"mask,omitempty"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.

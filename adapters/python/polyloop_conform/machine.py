@@ -116,14 +116,14 @@ def enter_pid_namespace() -> int:
     return os.fork()
 
 
-def build(journal_dir: str) -> None:
+def build(journal_dir: str, mask: list[str] | None = None) -> None:
     """In PID 1 of the new namespaces: the files, the network, the user
     namespace and the keyring of a new machine, each part that fails
     left out (said on stderr)."""
     cwd = os.getcwd()
     uid, gid = os.geteuid(), os.getegid()
     try:
-        _files(journal_dir, cwd)
+        _files(journal_dir, cwd, mask or [])
     except OSError as err:
         _warn("the overlay root", err)
     try:
@@ -148,12 +148,13 @@ def build(journal_dir: str) -> None:
         os.chdir("/")
 
 
-def _files(journal_dir: str, cwd: str) -> None:
+def _files(journal_dir: str, cwd: str, mask: list[str]) -> None:
     """The overlay root; the other mounts overlaid where a process writes
     (the working directory, $HOME, /tmp, /var/tmp) and bound read-only
     elsewhere (an overlay costs a mount of its own); /dev with a fresh
-    /dev/shm, /sys read-only, a fresh /proc, the journal bound through;
-    then pivot_root into it."""
+    /dev/shm, /sys read-only, a fresh /proc, each directory of mask
+    hidden behind an empty tmpfs, the journal bound through; then
+    pivot_root into it."""
     writes = [cwd, os.environ.get("HOME", "/"), "/tmp", "/var/tmp"]
     mounts = _mounts()
     mount("", "/", "", MS_REC | MS_PRIVATE)
@@ -181,6 +182,9 @@ def _files(journal_dir: str, cwd: str) -> None:
     except OSError as err:
         _warn("/sys", err)
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV)
+    for hidden in mask:
+        os.makedirs(root + hidden, exist_ok=True)
+        mount("tmpfs", root + hidden, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     if journal_dir:
         os.makedirs(root + journal_dir, exist_ok=True)
         mount(journal_dir, root + journal_dir, "", MS_BIND | MS_REC)

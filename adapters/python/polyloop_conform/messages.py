@@ -252,8 +252,10 @@ class Error(TypedDict):
 
 
 class MachineRequest(TypedDict):
-    """A fork's machine: the journal directory bound through."""
+    """A fork's machine: the journal directory bound through, the
+    directories in ``mask`` hidden behind an empty tmpfs first."""
     journal_dir: str
+    mask: NotRequired[list[str]]
 
 
 class Fork(TypedDict):

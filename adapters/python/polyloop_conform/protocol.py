@@ -429,7 +429,9 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
             reaping = True
         sys.stdout.flush()
         sys.stderr.flush()
-        journal_dir = message["machine"]["journal_dir"] if isinstance(message.get("machine"), dict) else None
+        asked = message.get("machine")
+        journal_dir = asked["journal_dir"] if isinstance(asked, dict) else None
+        mask = list(asked.get("mask") or []) if isinstance(asked, dict) else []
         said, say = os.pipe()  # the child says the pid of the process on its machine
         pid = os.fork()
         if pid == 0:
@@ -441,7 +443,7 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
                 opened = os.open(path, mode)
                 os.dup2(opened, fd)
                 os.close(opened)
-            if journal_dir is None or not _onto_machine(journal_dir, say):
+            if journal_dir is None or not _onto_machine(journal_dir, mask, say):
                 os.write(say, str(os.getpid()).encode())
                 os.close(say)
             buf.clear()
@@ -459,7 +461,7 @@ def _read_all(fd: int) -> str:
     return out.decode("ascii", "replace").strip()
 
 
-def _onto_machine(journal_dir: str, say: int) -> bool:
+def _onto_machine(journal_dir: str, mask: list[str], say: int) -> bool:
     """In a forked child: go on as PID 1 of a new machine (machine.py),
     the pid of which goes to the server on ``say``; this process waits for
     it and exits. True in the process on the machine. Where the
@@ -474,7 +476,7 @@ def _onto_machine(journal_dir: str, say: int) -> bool:
     if inner == 0:
         os.close(say)
         os.setsid()
-        machine.build(journal_dir)
+        machine.build(journal_dir, mask)
         return True
     os.write(say, str(inner).encode())
     os.close(say)

@@ -35,6 +35,32 @@
 
 static char **kernel;
 
+static void die(const char *what);
+
+/* mask holds the fork's machine.mask: directories hidden behind an empty
+ * tmpfs before the journal is bound through. */
+static char mask[16][1024];
+static int nmask;
+
+/* read_mask fills mask from the "mask":[...] array after from. */
+static void read_mask(const char *from) {
+	const char *p = strstr(from, "\"mask\":[");
+	nmask = 0;
+	if (!p)
+		return;
+	p += strlen("\"mask\":[");
+	while (*p == '"' && nmask < 16) {
+		const char *end = strchr(p + 1, '"');
+		if (!end || (size_t)(end - p - 1) >= sizeof mask[0] || memchr(p + 1, '\\', (size_t)(end - p - 1)))
+			die("a mask path the server cannot read");
+		memcpy(mask[nmask], p + 1, (size_t)(end - p - 1));
+		mask[nmask++][end - p - 1] = 0;
+		p = end + 1;
+		if (*p == ',')
+			p++;
+	}
+}
+
 static void die(const char *what) {
 	fprintf(stderr, "forkserver: %s: %s\n", what, strerror(errno));
 	_exit(1);
@@ -217,6 +243,11 @@ static void build(const char *journal) {
 	mnt(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL);
 	snprintf(target, sizeof target, "%s/proc", root);
 	mnt("proc", target, "proc", MS_NOSUID | MS_NODEV, NULL);
+	for (int i = 0; i < nmask; i++) {
+		snprintf(target, sizeof target, "%s%.1023s", root, mask[i]);
+		mkdirs(target);
+		mnt("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	}
 	snprintf(target, sizeof target, "%s%s", root, journal);
 	mkdirs(target);
 	mnt(journal, target, NULL, MS_BIND | MS_REC, NULL);
@@ -262,6 +293,7 @@ static void child(const char *msg, int say) {
 	}
 	const char *m = strstr(msg, "\"machine\":");
 	if (m && string_field(m, "journal_dir", journal, sizeof journal)) {
+		read_mask(m);
 		int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 		const char *skip = getenv("FORKSERVER_SKIP");
 		if (skip && strcmp(skip, "network") == 0)
