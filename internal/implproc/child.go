@@ -322,18 +322,10 @@ func (c *Client) hostPid(server **child, pid int, onMachine bool) (int, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
-	if zygote == nil || zygote.cmd == nil || zygote.cmd.Process == nil {
+	if zygote == nil || zygote.cmd == nil || zygote.cmd.Process == nil || (!onMachine && !zygote.isolated) {
 		return pid, nil
 	}
-	host, err := 0, error(nil)
-	switch {
-	case onMachine:
-		host, err = isolate.HostPidOf(zygote.cmd.Process.Pid, pid)
-	case zygote.isolated:
-		host, err = isolate.HostPid(zygote.cmd.Process.Pid, pid)
-	default:
-		return pid, nil
-	}
+	host, err := isolate.HostPidOf(zygote.cmd.Process.Pid, pid)
 	if err != nil {
 		return 0, fmt.Errorf("fork server: the forked process %d: %w", pid, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,7 +69,7 @@ func (m *View) Gone(limit time.Duration) bool {
 			if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", m.Pid)); err != nil || link != ns {
 				return true
 			}
-		} else if !anyIn(ns) {
+		} else if len(inNamespace(ns)) == 0 {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -80,16 +79,16 @@ func (m *View) Gone(limit time.Duration) bool {
 	}
 }
 
-// anyIn reports whether a live process (not a zombie, whose namespaces
-// are already released) is in the PID namespace ns.
-func anyIn(ns string) bool {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		if link, err := os.Readlink(d + "/ns/pid"); err == nil && link == ns {
-			return true
+// inNamespace lists the processes in the PID namespace ns (a
+// /proc/<pid>/ns/pid link).
+func inNamespace(ns string) []int {
+	var pids []int
+	for _, p := range newestFirst() {
+		if link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p)); err == nil && link == ns {
+			pids = append(pids, p)
 		}
 	}
-	return false
+	return pids
 }
 
 // HostPidOf translates pid, as the fork server server (a pid in the
@@ -118,7 +117,7 @@ func HostPidOf(server, pid int) (int, error) {
 		if err != nil || len(ids) <= level || ids[level] != want {
 			continue
 		}
-		if descends(host, server) {
+		if slices.Contains(ancestors(host, server), server) {
 			return host, nil
 		}
 	}
@@ -175,19 +174,22 @@ func status(pid int) (nspid []string, ppid int, err error) {
 	return nspid, ppid, nil
 }
 
-// descends reports whether process pid has ancestor among its parents.
-func descends(pid, ancestor int) bool {
-	for range 64 {
+// ancestors lists pid's parent, its parent's parent and so on, up to and
+// including stop, or to the first process (at most 64).
+func ancestors(pid, stop int) []int {
+	var out []int
+	for len(out) < 64 {
 		_, ppid, err := status(pid)
 		if err != nil || ppid <= 1 {
-			return false
+			break
 		}
-		if ppid == ancestor {
-			return true
+		out = append(out, ppid)
+		if ppid == stop {
+			break
 		}
 		pid = ppid
 	}
-	return false
+	return out
 }
 
 // sharedWritable lists the writable shared mappings of process pid (a
@@ -223,29 +225,12 @@ func SharedNear(server, child int) (*View, error) {
 	}
 	// The ancestors of child up to server: what child maps shared by
 	// inheritance, one of them mapped.
-	var pids []int
-	for p := child; p > 1 && len(pids) < 64; {
-		_, ppid, err := status(p)
-		if err != nil {
-			break
-		}
-		pids = append(pids, ppid)
-		if ppid == server {
-			break
-		}
-		p = ppid
-	}
+	pids := ancestors(child, server)
 	if len(pids) > 0 && pids[0] == server && theirs != mine {
 		// The child's parent is the server's first process: it forked
 		// the child itself, or the child was orphaned and handed to it.
 		// Then every process of the server's namespace is a suspect.
-		dirs, _ := filepath.Glob("/proc/[0-9]*")
-		for _, d := range dirs {
-			if link, err := os.Readlink(d + "/ns/pid"); err == nil && link == theirs {
-				n, _ := strconv.Atoi(filepath.Base(d))
-				pids = append(pids, n)
-			}
-		}
+		pids = append(pids, inNamespace(theirs)...)
 	}
 	for _, p := range pids {
 		shared, err := sharedWritable(p)
