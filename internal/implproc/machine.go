@@ -34,8 +34,9 @@ func (c *Client) forksMachines() bool {
 
 // machineRefused records that a fork server's child was not seen on a
 // new machine, says so once on the logs, and stops asking for machines:
-// each refused one costs a fork and a kill, and every later process is
-// started from --impl in namespaces of its own, as without a fork server.
+// each refused one costs a fork and a kill. Every later resume is then
+// started from --impl in namespaces of its own, and a run that journals
+// is forked as any other first run.
 func (c *Client) machineRefused(why error) {
 	c.mu.Lock()
 	first := !c.machinesRefused
@@ -50,8 +51,10 @@ func (c *Client) machineRefused(why error) {
 // bound through, and checks it from outside once it said hello: its
 // namespaces differ from the server's and from each of others' (the
 // process that stopped), its root is an overlay, its /proc and /dev/shm
-// are fresh, journalDir is a mount of its own (isolate.View.NotSeen).
-// A child not seen so is killed, and errNotSeen returned.
+// are fresh, journalDir is a mount of its own, each directory of mask is
+// hidden, and it shares no writable memory with the processes near its
+// server (isolate.View.NotSeen, isolate.SharedNear). A child not seen so
+// is killed, and errNotSeen returned.
 func (c *Client) spawnMachine(tr *transcript, server **child, journalDir string, mask []string, others ...*isolate.View) (*child, error) {
 	c.forkMu.Lock()
 	zygote := *server
