@@ -81,6 +81,7 @@ type Env struct {
 	journalPlayed, journalOpaque bool
 	resumeNotIsolated            bool
 	resumeMissing                []string
+	resumesOnMachine             int
 	// offered holds the parts the runner offered to play in this run
 	// (scenarios.PartSink, PartMeasure): the implementation must then use
 	// the runner's sink and measure.
@@ -226,6 +227,15 @@ func (e *Env) JournalPlayed() {
 func (e *Env) JournalOpaque() {
 	e.mu.Lock()
 	e.journalOpaque = true
+	e.mu.Unlock()
+}
+
+// ResumeOnMachine records that a process the implementation's fork server
+// forked resumed a run on a machine of its own, seen so by the runner
+// (namespaces, mounts, the stopped process's tree gone).
+func (e *Env) ResumeOnMachine() {
+	e.mu.Lock()
+	e.resumesOnMachine++
 	e.mu.Unlock()
 }
 
@@ -545,6 +555,9 @@ type Record struct {
 	// lacked, when known.
 	ResumeNotIsolated bool
 	ResumeMissing     []string
+	// ResumesOnMachine counts the resumes forked onto a machine of their
+	// own and seen so (Env.ResumeOnMachine).
+	ResumesOnMachine int
 }
 
 // Snapshot returns what happened so far.
@@ -563,6 +576,7 @@ func (e *Env) Snapshot() Record {
 		JournalOpaque:      e.journalOpaque,
 		ResumeNotIsolated:  e.resumeNotIsolated,
 		ResumeMissing:      slices.Clone(e.resumeMissing),
+		ResumesOnMachine:   e.resumesOnMachine,
 	}
 }
 

@@ -166,14 +166,15 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 			start := time.Now()
 			r := crashpoint.Explore(ctx, client, sc, opts)
 			results[i] = r
-			rows[i] = report.ExploreRow(sc, report.Exploration{Explored: r.Explored, Baseline: r.Baseline, Failures: r.Failures, Source: "explore", Interrupted: r.Interrupted}, time.Since(start))
+			rows[i] = report.ExploreRow(sc, report.Exploration{Explored: r.Explored, Baseline: r.Baseline, Failures: r.Failures, Forked: r.Forked, Source: "explore", Interrupted: r.Interrupted}, time.Since(start))
 			return nil
 		})
 	}
 	_ = g.Wait() // each worker reports through its row
-	var points, replays, unknown, failed, torn, decoyed, seen, baselines int
+	var points, replays, unknown, failed, torn, decoyed, seen, baselines, forked int
 	for i, r := range results {
 		points, replays, unknown, failed = points+r.Explored, replays+r.Replays, unknown+r.Unknown, failed+len(r.Failures)
+		forked += r.Forked
 		torn, decoyed, seen = torn+r.Torn, decoyed+r.Decoyed, seen+r.Points
 		if r.Baseline == nil {
 			baselines++
@@ -191,8 +192,12 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 	} else if sh.String() == "" {
 		rep.RequireEvidence()
 	}
-	return fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed (%d from a torn record, %d after a decoy's kill), %d SAFE replays, %d resume_outcome_unknown, %d failed points\n",
-		len(explored), points, torn, decoyed, replays, unknown, failed)
+	onMachines := ""
+	if forked > 0 {
+		onMachines = fmt.Sprintf("; %d resumes forked onto machines of their own, each seen so", forked)
+	}
+	return fmt.Sprintf("explore: %d scenarios, %d crash points killed and resumed (%d from a torn record, %d after a decoy's kill), %d SAFE replays, %d resume_outcome_unknown, %d failed points%s\n",
+		len(explored), points, torn, decoyed, replays, unknown, failed, onMachines)
 }
 
 // explorePowerLoss runs the power-loss exploration and returns its

@@ -177,6 +177,30 @@ func TestSignalRepeatIsNoFailure(t *testing.T) {
 	}
 }
 
+// TestSignalRepeatMidScenarioIsNoFailure: SIGTERM during the second run
+// of a scenario whose first run of --repeat passed. The stopped run is no
+// run to compare: the scenario reads as interrupted, not as a
+// nondeterministic failure ("verdict pass, then interrupted").
+func TestSignalRepeatMidScenarioIsNoFailure(t *testing.T) {
+	if len(implProcesses(t)) > 0 {
+		t.Skip("a hang.sh from another test is still running")
+	}
+	// The counter file must outlive each process: no fresh files per
+	// process here, the test is about --repeat, not isolation.
+	t.Setenv("POLYLOOP_NO_ISOLATION", "1")
+	out := filepath.Join(t.TempDir(), "report.json")
+	impl := "PASS_COUNTER=" + filepath.Join(t.TempDir(), "n") + " sh " + filepath.Join("testdata", "impls", "pass-then-hang.sh")
+	got := interruptMidRun(t, syscall.SIGTERM, hangSleeping, hangProcesses,
+		"run", "--impl", impl, "--run", "context.order", "--repeat", "3", "-p", "1", "--timeout", "60s", "--format", "json", "--out", out)
+	r, data := got.report(t, out)
+	if r.Counts.Interrupted != 1 || len(r.Rows) != 1 || len(r.Rows[0].Problems) > 0 {
+		t.Errorf("want the one scenario interrupted, with no problem:\n%s", data)
+	}
+	if !strings.Contains(got.stdout, "1 interrupted,") || strings.Contains(got.stdout, "1 failed") {
+		t.Errorf("summary:\n%s", got.stdout)
+	}
+}
+
 // TestSignalGenerateIsNoFailure: SIGINT while generate waits on a hanging
 // implementation exits 130; the JSON report has no difference citing a
 // decision, the case the signal stopped is counted interrupted, the cases

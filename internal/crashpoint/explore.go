@@ -158,6 +158,7 @@ func Explore(ctx context.Context, r Runner, sc *scenarios.Scenario, o Options) R
 			res.Explored++
 			res.Replays += c.Replays
 			res.Unknown += c.Unknown
+			res.Forked += c.Forked
 			for _, f := range found {
 				res.Failures = append(res.Failures, name+": "+f)
 			}
@@ -206,6 +207,7 @@ func explorePoint(ctx context.Context, r Runner, sc *scenarios.Scenario, base *B
 		torn = append(torn, "the journal ended in half a record (what a crash during that write leaves), and the resume did not report torn_tail: resume notices a torn tail, drops it and goes on (0002.D5)")
 	}
 	snap := env.Snapshot()
+	c.Forked += snap.ResumesOnMachine
 	byTool, byStep := Tally(snap)
 	// What crossed the wire across the kill and the resume, held to the
 	// resumed trajectory: a model input, a handler's arguments, an action

@@ -24,6 +24,9 @@ const (
 type Counts struct {
 	Replays int // crash points after which a SAFE action ran again
 	Unknown int // crash points that ended resume_outcome_unknown
+	// Forked counts the resumes the implementation's fork server forked
+	// onto a machine of their own, each seen so by the runner.
+	Forked int
 }
 
 // Eligible reports whether a scenario can be explored: a journal-capable

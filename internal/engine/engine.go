@@ -64,6 +64,9 @@ type Result struct {
 	// Trusted lists what no runner can observe in this scenario (Evidence):
 	// the verdict takes it on trust, whatever the implementation offers.
 	Trusted []string
+	// ForkedResumes counts the resumes the implementation's fork server
+	// forked onto a machine of their own, each seen isolated by the runner.
+	ForkedResumes int
 }
 
 // Passed reports whether the scenario ran and nothing was wrong.
@@ -189,6 +192,7 @@ func (s *Suite) Run(ctx context.Context, d Driver, sc *scenarios.Scenario) Resul
 	res.Problems = append(o.problems, s.Judge(sc, tr)...)
 	res.Problems, res.NotJudged = dropUnclaimed(res.Problems, d.Capabilities())
 	res.Staged, res.Trusted = Evidence(sc, env.Played(), snap)
+	res.ForkedResumes = snap.ResumesOnMachine
 	if _, ok := s.Goldens[sc.ID]; !ok && s.GoldensOptional {
 		res.ExpectOnly = true
 	}

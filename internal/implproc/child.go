@@ -34,11 +34,19 @@ type child struct {
 	// resumer is set on a process that resumed a run (spawnResume).
 	resumer bool
 	// machine is set on a process started on a machine of its own
-	// (internal/isolate), in a PID namespace: killing it kills every
-	// process it started. parts lists the parts its machine has.
+	// (internal/isolate, or a fork server's child seen on one), in a PID
+	// namespace: killing it kills every process it started. parts lists
+	// the parts its machine has.
 	machine bool
 	parts   []string
-	once    sync.Once
+	// view is what the runner saw of a forked child's machine of its
+	// own (spawnMachine); nil for any other process.
+	view *isolate.View
+	// own is a fork server's own machine (seen), read once.
+	own      *isolate.View
+	ownErr   error
+	seenOnce sync.Once
+	once     sync.Once
 }
 
 // newChild makes a child that writes to stdin and reads from stdout;
@@ -76,31 +84,40 @@ func (c *Client) spawnVia(tr *transcript, server **child) (*child, error) {
 		if !errors.Is(err, errServerGone) {
 			return ch, err
 		}
-		// The fork server itself is gone: say so once, and start
-		// processes from the command line from now on.
-		c.forkMu.Lock()
-		if *server == zygote {
-			*server = nil
-			c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
-		}
-		c.forkMu.Unlock()
-		zygote.Kill()
+		c.dropServer(server, zygote, err)
 	}
 	return c.start(tr)
 }
 
+// dropServer forgets the fork server zygote, gone (err): it says so once,
+// and processes are started from the command line from now on.
+func (c *Client) dropServer(server **child, zygote *child, err error) {
+	c.forkMu.Lock()
+	if *server == zygote {
+		*server = nil
+		c.problem("the implementation's fork server stopped (%v); every later process was started from --impl instead", err)
+	}
+	c.forkMu.Unlock()
+	zygote.Kill()
+}
+
 // spawnResume starts the process that resumes a stopped run, whose
-// journal_dir is in the directory journal. Where the machine isolates
-// processes (internal/isolate), it is always a new process on a new
-// machine that carries journal and nothing else of the runner's, never a
-// fork: a fork server's children share its machine, so a fork would see
-// the files, the /dev/shm, the sockets and the daemons a crashed sibling
-// left, as a process after a reboot would not. Without isolation, it is
-// never a child of the fork server that forked the stopped one: memory a
-// server maps shared before forking reaches every child it forks. Resumes
-// are then forked from a second server, started from --impl the first
-// time it is needed, and a resumed child runs nothing else (put).
-func (c *Client) spawnResume(tr *transcript, journal string) (*child, error) {
+// journal_dir is journalDir, in the directory journal. Where the machine
+// isolates processes (internal/isolate), it is a child forked onto a
+// machine of its own and seen so (resumeOnMachine), or else a new process
+// on a new machine that carries journal and nothing else of the runner's:
+// a fork server's plain children share its machine, so a plain fork would
+// see the files, the /dev/shm, the sockets and the daemons a crashed
+// sibling left, as a process after a reboot would not. Without isolation,
+// it is never a child of the fork server that forked the stopped one:
+// memory a server maps shared before forking reaches every child it
+// forks. Resumes are then forked from a second server, started from
+// --impl the first time it is needed, and a resumed child runs nothing
+// else (put).
+func (c *Client) spawnResume(tr *transcript, journal, journalDir string, stopped *child) (*child, error) {
+	if ch, ok, err := c.resumeOnMachine(tr, journalDir, stopped); ok || err != nil {
+		return ch, err
+	}
 	c.forkMu.Lock()
 	if c.zygote == nil || (c.isolates() && c.Command != nil) {
 		c.forkMu.Unlock()
@@ -281,6 +298,12 @@ func (ch *child) Kill() {
 }
 
 func (ch *child) kill() {
+	defer func() {
+		// A fork server's machine, if read, is let go; if not, it never
+		// will be.
+		ch.seenOnce.Do(func() { ch.ownErr = errors.New("the fork server was killed") })
+		ch.own.Release()
+	}()
 	g := ch.group()
 	if g == 0 {
 		// No process of its own (served in process, over pipes): the
@@ -357,14 +380,14 @@ func (c *Client) partsMissing(missing []string) {
 // reported as pid: a server in a PID namespace of its own (isolated) sees
 // its children under other numbers, and signalling that number here would
 // reach an unrelated process group.
-func (c *Client) hostPid(server **child, pid int) (int, error) {
+func (c *Client) hostPid(server **child, pid int, onMachine bool) (int, error) {
 	c.forkMu.Lock()
 	zygote := *server
 	c.forkMu.Unlock()
-	if zygote == nil || !zygote.machine {
+	if zygote == nil || zygote.cmd == nil || zygote.cmd.Process == nil || (!onMachine && !zygote.machine) {
 		return pid, nil
 	}
-	host, err := isolate.HostPid(zygote.cmd.Process.Pid, pid)
+	host, err := isolate.HostPidOf(zygote.cmd.Process.Pid, pid)
 	if err != nil {
 		return 0, fmt.Errorf("fork server: the forked process %d: %w", pid, err)
 	}

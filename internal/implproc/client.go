@@ -79,7 +79,10 @@ type Client struct {
 	volumeErr error
 	// missing is the last set of missing machine parts reported.
 	missing string
-	forkMu  sync.Mutex
+	// machinesRefused is set once a fork server's child was not seen on
+	// a new machine (spawnMachine).
+	machinesRefused bool
+	forkMu          sync.Mutex
 	// base is the runner's context, from Start: when it is cancelled (a
 	// signal), every exchange stops and its process group is killed.
 	base  context.Context
@@ -197,10 +200,11 @@ func (c *Client) Volume() string {
 }
 
 func (c *Client) put(ch *child) {
-	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer {
+	if (c.Fresh && c.hello != nil && ch.used) || ch.resumer || ch.view != nil {
 		// A process that resumed a run runs nothing else: with a fork
 		// server, what it keeps in shared memory would reach the resumes
-		// forked after it.
+		// forked after it. A process on a machine of its own has one
+		// run's journal bound through, and no other.
 		ch.Kill()
 		return
 	}
@@ -243,13 +247,14 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	defer x.Close()
-	ch, err := c.get(tr)
+	ch, err := c.firstOnMachine(tr, x.JournalDir())
 	if err != nil {
 		return nil, err
 	}
 	ch.logs.setScenario(sc.ID)
 	defer ch.logs.setScenario("")
-	running := &runningChild{ch: ch}
+	running := &runningChild{ch: ch, all: []*child{ch}}
+	defer running.release()
 	// When the deadline passes or the runner is stopped, the process
 	// group dies at once: a runner blocked writing to an implementation
 	// that stopped reading its stdin is freed by the broken pipe, and a
@@ -288,13 +293,16 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 func (c *Client) resume(x *protocol.Exchange, sc *scenarios.Scenario, env *fakes.Env, tr *transcript, running *runningChild) (*trajectories.Trajectory, error) {
 	// The resuming process's machine carries its own journal_dir (the
 	// directory transplant made for it) and nothing else of the runner's.
-	ch, err := c.spawnResume(tr, filepath.Dir(x.JournalDir()))
+	ch, err := c.spawnResume(tr, filepath.Dir(x.JournalDir()), x.JournalDir(), running.get())
 	if err != nil {
 		return nil, fmt.Errorf("start the resuming process: %w", err)
 	}
 	running.set(ch)
 	if missing := isolate.Missing(ch.parts); len(missing) > 0 {
 		env.ResumeNotIsolated(missing...)
+	}
+	if ch.view != nil {
+		env.ResumeOnMachine()
 	}
 	ch.logs.setScenario(sc.ID)
 	out, err := x.Resume(ch)
@@ -336,12 +344,31 @@ func (c *Client) waitContext(ctx context.Context) (context.Context, context.Canc
 type runningChild struct {
 	mu sync.Mutex
 	ch *child
+	// all are the processes the run was on, in order.
+	all []*child
 }
 
 func (r *runningChild) set(ch *child) {
 	r.mu.Lock()
 	r.ch = ch
+	r.all = append(r.all, ch)
 	r.mu.Unlock()
+}
+
+// release lets go of the namespaces held for the run's machines, once no
+// resume is compared with them any more.
+func (r *runningChild) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ch := range r.all {
+		ch.view.Release()
+	}
+}
+
+func (r *runningChild) get() *child {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ch
 }
 
 func (r *runningChild) signal() {

@@ -23,6 +23,13 @@ var errServerGone = errors.New("the fork server did not answer")
 // holds no run state is as good as a new process for crash safety: only
 // the journal on disk crosses a kill (docs/protocol.md, "Fork server").
 func (c *Client) fork(tr *transcript, server **child) (*child, error) {
+	return c.forkOn(tr, server, nil)
+}
+
+// forkOn is fork, asking for a child on a new machine when machine is set
+// (docs/protocol.md, Fork server): the pid the server says is then the
+// process on that machine, in a PID namespace below the server's.
+func (c *Client) forkOn(tr *transcript, server **child, machine *protocol.Machine) (*child, error) {
 	dir, err := os.MkdirTemp(c.Volume(), "polyloop-fork-*")
 	if err != nil {
 		return nil, err
@@ -34,7 +41,7 @@ func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 	}
 	hctx, cancel := context.WithTimeout(c.baseContext(), c.handshakeLimit())
 	defer cancel()
-	m, err := c.askFork(hctx, server, fifos.paths)
+	m, err := c.askFork(hctx, server, fifos.paths, machine)
 	switch {
 	case err != nil:
 		fifos.release()
@@ -46,7 +53,7 @@ func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 		fifos.release()
 		return nil, fmt.Errorf("fork server: the implementation answered fork with %q and no pid", m.Type)
 	}
-	pid, err := c.hostPid(server, m.Pid)
+	pid, err := c.hostPid(server, m.Pid, machine != nil)
 	if err != nil {
 		fifos.release()
 		return nil, err
@@ -64,14 +71,14 @@ func (c *Client) fork(tr *transcript, server **child) (*child, error) {
 
 // askFork sends the fork server a fork and reads its answer, one request
 // at a time; errServerGone when the server is gone or does not answer.
-func (c *Client) askFork(ctx context.Context, server **child, paths [3]string) (*protocol.Message, error) {
+func (c *Client) askFork(ctx context.Context, server **child, paths [3]string, machine *protocol.Machine) (*protocol.Message, error) {
 	c.forkMu.Lock()
 	defer c.forkMu.Unlock()
 	zygote := *server
 	if zygote == nil {
 		return nil, errServerGone
 	}
-	err := zygote.Send(&protocol.Message{Type: protocol.TypeFork, Stdin: paths[0], Stdout: paths[1], Stderr: paths[2]})
+	err := zygote.Send(&protocol.Message{Type: protocol.TypeFork, Stdin: paths[0], Stdout: paths[1], Stderr: paths[2], Machine: machine})
 	var m *protocol.Message
 	if err == nil {
 		m, err = zygote.Next(ctx, "its forked message")

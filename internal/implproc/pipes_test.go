@@ -243,7 +243,7 @@ func TestForkServerGone(t *testing.T) {
 	}
 	c.zygote = zch
 	zch.stdin.Close() // the server reads end of file and stops
-	ch, err := c.askFork(context.Background(), &c.zygote, [3]string{"a", "b", "c"})
+	ch, err := c.askFork(context.Background(), &c.zygote, [3]string{"a", "b", "c"}, nil)
 	if ch != nil || !errors.Is(err, errServerGone) {
 		t.Errorf("got %v, %v; want errServerGone", ch, err)
 	}

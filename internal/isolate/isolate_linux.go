@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -132,39 +131,6 @@ func boot(path string) error {
 		env = append(env, "TMPDIR="+tmpdir)
 	}
 	return syscall.Exec(path, os.Args, env)
-}
-
-// HostPid translates pid, as a process in the PID namespace of the
-// process init (a pid in the runner's namespace) sees it, to the runner's
-// namespace: a fork server in namespaces of its own reports its children's
-// pids as it sees them, and a signal to that number here would reach
-// another process. It scans /proc for a process in init's namespace whose
-// innermost pid is pid.
-func HostPid(init, pid int) (int, error) {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", init))
-	if err != nil {
-		return 0, fmt.Errorf("the PID namespace of process %d: %w", init, err)
-	}
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return 0, err
-	}
-	want := strconv.Itoa(pid)
-	for _, d := range dirs {
-		if link, err := os.Readlink(d + "/ns/pid"); err != nil || link != ns {
-			continue
-		}
-		status, err := os.ReadFile(d + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" && f[len(f)-1] == want {
-				return strconv.Atoi(filepath.Base(d))
-			}
-		}
-	}
-	return 0, fmt.Errorf("no process %d in the PID namespace of process %d", pid, init)
 }
 
 // ShareVolume makes dir a shared mount of its own (a bind on itself), so

@@ -20,9 +20,6 @@ func (m *Machine) Start() error { return errors.New("isolate: no namespaces on t
 // Parts is empty: no machine is made on this OS.
 func (m *Machine) Parts() []string { return nil }
 
-// HostPid is pid: there are no PID namespaces here.
-func HostPid(init, pid int) (int, error) { return pid, nil }
-
 // ShareVolume fails: no mount propagation here.
 func ShareVolume(dir string) (undo func(), err error) {
 	return nil, errors.New("isolate: no shared mounts on this OS")

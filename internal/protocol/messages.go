@@ -144,6 +144,17 @@ type Message struct {
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
 	Pid    int    `json:"pid,omitempty"`
+	// Machine asks a fork for a child on a new machine of its own.
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Machine is a fork's request for a child on a new machine (namespaces,
+// overlay root, fresh /proc and /dev/shm) with JournalDir bound through.
+type Machine struct {
+	JournalDir string `json:"journal_dir"`
+	// Mask lists directories to hide behind an empty tmpfs before
+	// JournalDir is bound through (the runner's volume, where it has one).
+	Mask []string `json:"mask,omitempty"`
 }
 
 // ActionView is an action sent to the runner's scripted project executor.

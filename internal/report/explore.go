@@ -14,6 +14,9 @@ type Exploration struct {
 	Explored int      // points killed (or states) resumed
 	Baseline error    // the uninterrupted run failed: nothing explored
 	Failures []string // one sentence per failing point, its name first
+	// Forked counts the resumes forked onto a machine of their own and
+	// seen so (Row.ForkedResumes).
+	Forked int
 	// Source names the exploration in each problem: "explore" or
 	// "power-loss".
 	Source string
@@ -39,7 +42,7 @@ func ExploreRow(sc *scenarios.Scenario, e Exploration, took time.Duration) Row {
 			decs = append(decs, d)
 		}
 	}
-	row := Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: e.Explored}
+	row := Row{Scenario: sc.ID, Level: sc.Level, Requires: sc.Requires, Decisions: decs, Duration: took, CrashPoints: e.Explored, ForkedResumes: e.Forked}
 	if e.Baseline != nil {
 		row.Verdict = Fail
 		row.Problems = []Problem{{Source: "run", Message: "the uninterrupted run: " + e.Baseline.Error(), Decisions: decs}}

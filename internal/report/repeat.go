@@ -21,6 +21,12 @@ type Repetition struct {
 // difference; otherwise it keeps the first repetition's row. Rows come
 // out in the order each scenario first appears.
 //
+// A repetition a signal stopped is no run to compare: it is neither
+// like nor unlike the runs before it, so only the repetitions that
+// finished are compared. A scenario with a stopped repetition reads as
+// interrupted unless the finished ones already failed, so a stop is
+// never a failure, under --repeat as anywhere else.
+//
 // The trajectories are compared field by field by each field's class, as
 // a run compares one with its golden (docs/trajectory-format.md): a
 // sentence the design leaves to the implementation may differ between
@@ -40,30 +46,56 @@ func MergeRepetitions(reps []Repetition, strict bool) []Row {
 	}
 	out := make([]Row, 0, len(order))
 	for _, id := range order {
-		rs := by[id]
-		row := rs[0].Row
-		row.Repetitions = len(rs)
-		for _, r := range rs[1:] {
-			if why := differ(rs[0].Row, r.Row, strict); why != "" {
-				row.Verdict = Fail
-				row.Problems = append(row.Problems, Problem{Source: "repeat",
-					Message:   fmt.Sprintf("nondeterministic: runs %d and %d of --repeat differ: %s", rs[0].N, r.N, why),
-					Decisions: row.Decisions})
-				break
-			}
-		}
-		for _, r := range rs[1:] {
-			if worse[r.Row.Verdict] > worse[row.Verdict] {
-				row.Verdict = r.Row.Verdict
-				row.Problems = append(row.Problems, r.Row.Problems...)
-			}
-		}
+		row := mergeOne(by[id], strict)
 		if row.Verdict == Pass || row.Verdict == Skip {
 			row.Trajectory = nil
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// mergeOne merges one scenario's repetitions (see MergeRepetitions).
+func mergeOne(rs []Repetition, strict bool) Row {
+	var done, stopped []Repetition
+	for _, r := range rs {
+		if r.Row.Verdict == Interrupted {
+			stopped = append(stopped, r)
+		} else {
+			done = append(done, r)
+		}
+	}
+	if len(done) == 0 {
+		row := stopped[0].Row
+		row.Repetitions = len(rs)
+		return row
+	}
+	row := done[0].Row
+	row.Repetitions = len(rs)
+	for _, r := range done[1:] {
+		if why := differ(done[0].Row, r.Row, strict); why != "" {
+			row.Verdict = Fail
+			row.Problems = append(row.Problems, Problem{Source: "repeat",
+				Message:   fmt.Sprintf("nondeterministic: runs %d and %d of --repeat differ: %s", done[0].N, r.N, why),
+				Decisions: row.Decisions})
+			break
+		}
+	}
+	for _, r := range done[1:] {
+		if worse[r.Row.Verdict] > worse[row.Verdict] {
+			row.Verdict = r.Row.Verdict
+			row.Problems = append(row.Problems, r.Row.Problems...)
+		}
+	}
+	if len(stopped) > 0 && (row.Verdict == Pass || row.Verdict == Skip) {
+		// The finished runs agree, but the scenario was not run the
+		// number of times asked: not judged, so not passed either.
+		s := stopped[0].Row
+		s.Repetitions = len(rs)
+		s.Note = fmt.Sprintf("interrupted by a signal in run %d of --repeat; the %d run(s) that finished agree", stopped[0].N, len(done))
+		return s
+	}
+	return row
 }
 
 // differ says how two repetitions of one scenario differ, or "".

@@ -74,6 +74,11 @@ type Row struct {
 	// (engine.Evidence): the verdict takes it on trust, and --require
 	// observed does not fail it.
 	TakenOnTrust []string `json:"taken_on_trust,omitempty"`
+	// ForkedResumes counts the resumes forked by the implementation's
+	// fork server onto a machine of their own, each seen isolated from
+	// outside (namespaces, mounts, the stopped process's tree gone); any
+	// other resume was started from --impl.
+	ForkedResumes int `json:"forked_resumes,omitempty"`
 	// ExpectOnly marks a scenario without a golden, judged by its expect
 	// block alone.
 	ExpectOnly bool `json:"expect_only,omitempty"`
@@ -257,6 +262,7 @@ func RowOf(sc *scenarios.Scenario, res engine.Result) Row {
 		row.Verdict = Pass
 	}
 	row.Evidence = Observed
+	row.ForkedResumes = res.ForkedResumes
 	if row.TakenOnTrust = res.Trusted; len(row.TakenOnTrust) > 0 {
 		row.Evidence = Trusted
 		row.EvidenceNote = "no runner can observe " + strings.Join(row.TakenOnTrust, ", ") + "; the verdict takes it on trust"

@@ -251,12 +251,21 @@ class Error(TypedDict):
     message: str
 
 
+class MachineRequest(TypedDict):
+    """A fork's machine: the journal directory bound through, the
+    directories in ``mask`` hidden behind an empty tmpfs first."""
+    journal_dir: str
+    mask: NotRequired[list[str]]
+
+
 class Fork(TypedDict):
-    """Runner, to a fork server: fork a child on these named pipes."""
+    """Runner, to a fork server: fork a child on these named pipes (on a
+    new machine of its own when ``machine`` is given)."""
     type: Literal["fork"]
     stdin: str
     stdout: str
     stderr: str
+    machine: NotRequired[MachineRequest]
 
 
 class Forked(TypedDict):
@@ -306,5 +315,6 @@ SCHEMA_SHAPES: dict[str, type] = {
     "/$defs/result": Result,
     "/$defs/error": Error,
     "/$defs/fork": Fork,
+    "/$defs/fork/properties/machine": MachineRequest,
     "/$defs/forked": Forked,
 }

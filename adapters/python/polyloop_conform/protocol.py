@@ -23,6 +23,7 @@ import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, BinaryIO
 
+from . import machine
 from .messages import ChatMessage, Outcome, Spec
 from .numbers import dumps
 
@@ -428,8 +429,13 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
             reaping = True
         sys.stdout.flush()
         sys.stderr.flush()
+        asked = message.get("machine")
+        journal_dir = asked["journal_dir"] if isinstance(asked, dict) else None
+        mask = list(asked.get("mask") or []) if isinstance(asked, dict) else []
+        said, say = os.pipe()  # the child says the pid of the process on its machine
         pid = os.fork()
         if pid == 0:
+            os.close(said)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.setsid()
             for fd, path, mode in ((0, message["stdin"], os.O_RDONLY), (1, message["stdout"], os.O_WRONLY),
@@ -437,6 +443,46 @@ def _fork_server(options: dict[str, Any]) -> bytes | None:
                 opened = os.open(path, mode)
                 os.dup2(opened, fd)
                 os.close(opened)
+            if journal_dir is None or not _onto_machine(journal_dir, mask, say):
+                os.write(say, str(os.getpid()).encode())
+                os.close(say)
             buf.clear()
             continue
-        os.write(1, _encode({"type": "forked", "pid": pid}))
+        os.close(say)
+        answer = _read_all(said)
+        os.close(said)
+        os.write(1, _encode({"type": "forked", "pid": int(answer) if answer.isdigit() else pid}))
+
+
+def _read_all(fd: int) -> str:
+    out = b""
+    while chunk := os.read(fd, 64):
+        out += chunk
+    return out.decode("ascii", "replace").strip()
+
+
+def _onto_machine(journal_dir: str, mask: list[str], say: int) -> bool:
+    """In a forked child: go on as PID 1 of a new machine (machine.py),
+    the pid of which goes to the server on ``say``; this process waits for
+    it and exits. True in the process on the machine. Where the
+    namespaces are refused, False: this process goes on as the child, and
+    the runner, which checks from outside, starts the resume from
+    --impl."""
+    try:
+        inner = machine.enter_pid_namespace()
+    except OSError as err:
+        print(f"polyloop_conform machine: no new namespaces: {err}", file=sys.stderr)
+        return False
+    if inner == 0:
+        os.close(say)
+        os.setsid()
+        machine.build(journal_dir, mask)
+        return True
+    os.write(say, str(inner).encode())
+    os.close(say)
+    # Only the process on the machine holds the runner's pipes.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.waitpid(inner, 0)
+    os._exit(0)
