@@ -54,6 +54,9 @@ type file struct {
 	// replaced is the file a rename put this one over, while the rename
 	// is not durable: a power cut keeps that name on either file.
 	replaced *file
+	// unlinked: the process removed the name; until its directory is
+	// synced a power cut may keep it, with the file's durable contents.
+	unlinked bool
 }
 
 // Ops is the number of disk-changing operations performed so far.
@@ -108,10 +111,17 @@ func (d *Disk) Create(path string) (journal.File, error) {
 	if err := d.op(); err != nil {
 		return nil, err
 	}
-	if _, ok := d.files[path]; ok {
+	old, ok := d.files[path]
+	if ok && !old.unlinked {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 	}
-	d.files[path] = &file{}
+	f := &file{}
+	if ok && old.entryDurable {
+		// A new file over a name whose removal is not durable yet: the
+		// cut keeps either, like a rename over it.
+		f.replaced = old
+	}
+	d.files[path] = f
 	return &handle{d: d, path: path, append: true}, nil
 }
 
@@ -156,7 +166,31 @@ func (d *Disk) SyncDir(dir string) error {
 	for p, f := range d.files {
 		if filepath.Dir(p) == filepath.Clean(dir) {
 			f.entryDurable, f.replaced = true, nil
+			if f.unlinked {
+				delete(d.files, p)
+			}
 		}
+	}
+	return nil
+}
+
+// Unlink removes the name path. Like a new name, the removal is durable
+// only once its directory is synced: until then a power cut may keep the
+// file, with what of it was durable.
+func (d *Disk) Unlink(path string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if err := d.op(); err != nil {
+		return err
+	}
+	f := d.files[path]
+	switch {
+	case f == nil:
+	case f.entryDurable || f.replaced != nil:
+		f.unlinked, f.data = true, nil
+	default:
+		delete(d.files, path) // its name never reached the disk
 	}
 	return nil
 }
@@ -241,6 +275,8 @@ func (h *handle) Truncate(size int64) error {
 	f := h.d.files[h.path]
 	if size < int64(len(f.data)) {
 		f.data = f.data[:size:size]
+	} else {
+		f.data = append(f.data, make([]byte, size-int64(len(f.data)))...)
 	}
 	return nil
 }
@@ -307,6 +343,15 @@ type fileState struct {
 
 func fileStates(name string, f *file, inside bool) []fileState {
 	var out []fileState
+	if f.unlinked {
+		out = append(out, fileState{note: name + ": removed"})
+		if f.entryDurable {
+			out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: name + ": removal lost (directory not synced)"})
+		} else if old := f.replaced; old != nil && old.entryDurable {
+			out = append(out, fileState{present: true, data: slices.Clone(old.durable), note: name + ": removal lost (directory not synced), the file it replaced kept"})
+		}
+		return out
+	}
 	if !f.entryDurable {
 		if old := f.replaced; old != nil && old.entryDurable {
 			out = append(out, fileState{present: true, data: slices.Clone(old.durable), note: name + ": rename lost (directory not synced), the file it replaced kept"})

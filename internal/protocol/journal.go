@@ -88,12 +88,19 @@ func journalKept(dir string) error {
 // (0002.D1, 0002.D3). handover, when set, fills the new directory instead
 // (crash exploration hands over a journal with a torn record, or the
 // state a power cut leaves). It returns the new journal_dir.
-func transplant(killed string, handover func(killed, next string) error) (string, error) {
-	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
+func transplant(killed string, handover func(killed, next string) error, nextDir func() (string, error)) (string, error) {
+	var root, next string
+	var err error
+	if nextDir != nil {
+		next, err = nextDir()
+		root = filepath.Dir(next)
+	} else {
+		root, err = os.MkdirTemp("", "polyloop-conform-journal-*")
+		next = filepath.Join(root, "run")
+	}
 	if err != nil {
 		return "", err
 	}
-	next := filepath.Join(root, "run")
 	if handover == nil {
 		err = os.Rename(killed, next)
 		if errors.Is(err, fs.ErrNotExist) {
