@@ -40,6 +40,10 @@ type Disk struct {
 	// system that extends a file before its data lands can leave. Traced
 	// journals use it, so that a record shorter than a sector can tear.
 	TearInside bool
+	// OneTear keeps, of the tears of a file's unsynced bytes, only the one
+	// at the sector boundary nearest their middle: a recorded journal of
+	// several page-sized files (a database) has too many to resume each.
+	OneTear bool
 
 	mu    sync.Mutex
 	ops   int
@@ -312,7 +316,7 @@ func (d *Disk) States() []State {
 	sort.Strings(paths)
 	states := []State{{Files: map[string][]byte{}}}
 	for _, p := range paths {
-		options := fileStates(filepath.Base(p), d.files[p], d.TearInside)
+		options := fileStates(filepath.Base(p), d.files[p], d.TearInside, false)
 		var next []State
 		for _, s := range states {
 			for _, o := range options {
@@ -341,7 +345,7 @@ type fileState struct {
 	note    string
 }
 
-func fileStates(name string, f *file, inside bool) []fileState {
+func fileStates(name string, f *file, inside, one bool) []fileState {
 	var out []fileState
 	if f.unlinked {
 		out = append(out, fileState{note: name + ": removed"})
@@ -371,7 +375,11 @@ func fileStates(name string, f *file, inside bool) []fileState {
 	}
 	out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: fmt.Sprintf("%s: %d unsynced bytes lost", name, pending)})
 	half := len(f.durable) + pending/2
+	mid := half - half%SectorSize
 	for cut := len(f.durable) + 1; cut < len(f.data); cut++ {
+		if one && cut != mid && cut != half {
+			continue
+		}
 		if cut%SectorSize == 0 || (inside && cut == half) {
 			out = append(out, fileState{present: true, data: slices.Clone(f.data[:cut]), note: fmt.Sprintf("%s: torn at byte %d, %d of %d unsynced bytes kept", name, cut, cut-len(f.durable), pending)})
 		}

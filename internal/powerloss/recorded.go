@@ -81,7 +81,7 @@ func ExploreRecorded(ctx context.Context, r crashpoint.Runner, sc *scenarios.Sce
 		res.Baseline = fmt.Errorf("the recorded run made %d calls, the run with journal points %d: the schedule differs when journal points are asked", calls, want)
 		return res
 	}
-	moments := cutMoments(&Disk{TearInside: true}, ops, calls, "")
+	moments := cutMoments(&Disk{TearInside: true, OneTear: true}, ops, calls, "")
 	res.States = len(moments)
 	var mu sync.Mutex
 	var second []resumed
@@ -389,7 +389,7 @@ func (s *schedule) lostRecord(m moment, first *fakes.Call) string {
 		j := s.position(*first)
 		for i, idx := range at {
 			if idx > j && j >= 0 {
-				return recordName(recs[i]) + ", written before " + callName(*s.items[s.lastCallBefore(m)].call)
+				return recordName(recs[i]) + ", written before " + s.boundName(m)
 			}
 		}
 	}
@@ -530,6 +530,7 @@ func exploreResumed(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scen
 		return 0, nil
 	}
 	d := Restore(State{Files: rs.m.files})
+	d.TearInside, d.OneTear = true, true
 	moments := cutMoments(d, rs.ops, rs.calls, "in a resumed process: ")
 	// The resumed process's calls continue the schedule from where its
 	// first call falls in it.

@@ -22,7 +22,7 @@ func (d *Disk) SomeStates() []State {
 	sort.Strings(paths)
 	options := make([][]fileState, len(paths))
 	for i, p := range paths {
-		options[i] = fileStates(p, d.files[p], d.TearInside)
+		options[i] = fileStates(p, d.files[p], d.TearInside, d.OneTear)
 	}
 	pick := func(choice func(i int) int) State {
 		s := State{Files: map[string][]byte{}}
