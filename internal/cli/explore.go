@@ -240,7 +240,9 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 		states, failed = states+r.States, failed+len(r.Failures)
 		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))
 	}
-	if states == 0 && ctx.Err() == nil {
+	if states == 0 && ctx.Err() == nil && (len(mine) > 0 || sh.String() == "") {
+		// A shard that holds none of the selection shows nothing and
+		// claims nothing; merge judges the whole.
 		why := fmt.Sprintf("%d scenarios in this shard, %d skipped", len(mine), skipped)
 		if len(mine) == 0 {
 			why = "no scenario the implementation can journal is in this selection (--run, --shard, the capabilities it claims)"

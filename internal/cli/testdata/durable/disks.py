@@ -28,11 +28,24 @@ import sys
 import zlib
 
 from polyloop_conform import CAPABILITIES, PROTOCOL_OPTIONS, dumps, serve
+from polyloop_conform import protocol
 from polyloop_example import adapter, kernel
 from polyloop_example.tools import ToolEnvironmentError
 
 MODE = sys.argv[1]
 RESUMED = False
+ASKED = False  # the message now served asked for journal points
+
+_seams_init = protocol.Seams.__init__
+
+
+def seams_init(self, conn, message, environment_error):
+    global ASKED
+    _seams_init(self, conn, message, environment_error)
+    ASKED = self.report_journal_points
+
+
+protocol.Seams.__init__ = seams_init
 
 
 def traced():
@@ -67,7 +80,7 @@ class Lines(kernel.Journal):
         if MODE == "resumed-nosync":
             return not RESUMED
         if MODE == "points-only":
-            return self.point is not None
+            return ASKED
         if MODE == "path-looks":
             tmp = os.environ.get("TMPDIR", "/tmp")
             return self.path.startswith(("/tmp/", tmp)) or "polyloop" in self.path
