@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -262,5 +263,25 @@ func TestExplore_powerLossDisks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExplore_powerLossJudgedNothing: a power-loss run that judged no disk
+// state (every scenario skipped: the implementation claims no resume) is
+// an error, exit 1, saying why; a shard holding none of the selection
+// claims nothing and errs nothing.
+func TestExplore_powerLossJudgedNothing(t *testing.T) {
+	requireRecorder(t)
+	t.Parallel()
+	impl := "sh " + filepath.Join("testdata", "impls", "no-capability.sh")
+	code, out, errs := runBuilt(t, "explore", "--power-loss", "--run", "resume.crash-before-end", "--impl", impl)
+	if code != ExitFail || !strings.Contains(out, "judged no disk state") {
+		t.Fatalf("exit %d, want %d and the reason\n%s\n%s", code, ExitFail, out, errs)
+	}
+	for k := 1; k <= 2; k++ {
+		code, out, errs = runBuilt(t, "explore", "--power-loss", "--run", "resume.crash-before-end", "--shard", strconv.Itoa(k)+"/2", "--impl", impl)
+		if strings.Contains(out, "0 scenarios,") && code != ExitOK {
+			t.Errorf("shard %d/2 holds nothing, yet exit %d\n%s\n%s", k, code, out, errs)
+		}
 	}
 }
