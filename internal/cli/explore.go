@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,7 @@ type exploreFlags struct {
 	out                reportFlags
 	impl, pattern      *string
 	kfFile, shardFlag  *string
+	recorder           *string
 	timeout, handshake *time.Duration
 	parallel           *int
 	seed               *int64
@@ -48,6 +50,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	f.noFork = fs.Bool("no-fork", false, "start a new process for each kill and resume even when the implementation offers a fork server")
 	f.shardFlag = fs.String("shard", "", "explore only shard `K/N` of the crash points (a stable partition; join the shards' JSON reports with merge)")
 	f.seed = fs.Int64("seed", 1, "picks the crash points whose journal is handed over after a decoy kill elsewhere (`N`)")
+	f.recorder = fs.String("recorder", "auto", "with --power-loss, what records the writes: `fuse` (the runner's file system over journal_dir), strace, or auto (fuse where it can be mounted)")
 	f.powerLoss = fs.Bool("power-loss", false, "cut the power instead of killing: record the implementation's writes and syncs (the runner's FUSE file system over journal_dir, else strace) and resume from the disk states a power cut leaves")
 }
 
@@ -60,6 +63,8 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("explore takes no arguments, got %q", fs.Args())
 	case *f.timeout <= 0:
 		return fmt.Errorf("--timeout %s: give a positive duration", *f.timeout)
+	case *f.recorder != "auto" && *f.recorder != "fuse" && *f.recorder != "strace":
+		return fmt.Errorf("--recorder %q: give auto, fuse or strace", *f.recorder)
 	case *f.parallel < 1:
 		return fmt.Errorf("-p %d: explore at least one point at a time", *f.parallel)
 	}
@@ -108,7 +113,7 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	// in mount namespaces of its own sees only the mounts made before it.
 	var disk diskRecorder
 	if *f.powerLoss {
-		disk = mountDisk()
+		disk = mountDisk(*f.recorder)
 		defer disk.close()
 	}
 	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork})
@@ -254,16 +259,20 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 
 // diskRecorder is the runner's FUSE recorder, or why there is none.
 type diskRecorder struct {
-	rec *fsrecord.Recorder
-	err error
+	rec      *fsrecord.Recorder
+	err      error
+	required bool // --recorder fuse: no fallback
 }
 
 // mountDisk mounts the recorder at an ordinary directory of random name
 // (under /var/lib, or the home directory): not the temporary directory,
 // and no name of the runner's, so nothing can be keyed on it.
-func mountDisk() diskRecorder {
+func mountDisk(choice string) diskRecorder {
+	if choice == "strace" {
+		return diskRecorder{err: errors.New("--recorder strace")}
+	}
 	if err := fsrecord.Available(); err != nil {
-		return diskRecorder{err: err}
+		return diskRecorder{err: err, required: choice == "fuse"}
 	}
 	parent := "/var/lib"
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
@@ -282,7 +291,7 @@ func mountDisk() diskRecorder {
 	if err != nil {
 		os.Remove(mount)
 		os.RemoveAll(backing)
-		return diskRecorder{err: err}
+		return diskRecorder{err: err, required: choice == "fuse"}
 	}
 	return diskRecorder{rec: rec}
 }
@@ -305,6 +314,9 @@ func powerLossRecorder(ctx context.Context, f exploreFlags, client *implproc.Cli
 			return powerloss.ExploreRecorded(ctx, client, sc, powerloss.RecordedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Recorder: disk.rec})
 		}
 		return explore, "fuse (the runner's file system, mounted over journal_dir)", nil
+	}
+	if disk.required {
+		return nil, "", fmt.Errorf("--recorder fuse: %w", disk.err)
 	}
 	if err := systrace.Available(); err != nil {
 		return nil, "", fmt.Errorf("%v; and %w", disk.err, err)

@@ -509,13 +509,28 @@ func pointName(sc *scenarios.Scenario, p protocol.Point) string {
 }
 
 // pickResumed is the resume whose own recording is cut: the one that
-// resumed earliest (the most left to write), among those that wrote.
+// wrote the most (the most left to make durable), then the one that
+// resumed earliest; ties go to the first moment, so the pick does not
+// depend on which resume finished first.
 func pickResumed(rs []resumed) *resumed {
+	writes := func(r resumed) int {
+		n := 0
+		for _, op := range r.ops {
+			if op.Kind == fsrecord.Write {
+				n++
+			}
+		}
+		return n
+	}
 	var best *resumed
 	for i := range rs {
-		writes := slices.ContainsFunc(rs[i].ops, func(op fsrecord.Op) bool { return op.Kind == fsrecord.Write })
-		if writes && rs[i].calls > 0 && (best == nil || rs[i].m.calls < best.m.calls) {
-			best = &rs[i]
+		r := &rs[i]
+		if writes(*r) == 0 || r.calls == 0 {
+			continue
+		}
+		if best == nil || writes(*r) > writes(*best) ||
+			(writes(*r) == writes(*best) && (r.m.calls < best.m.calls || (r.m.calls == best.m.calls && r.m.where < best.m.where))) {
+			best = r
 		}
 	}
 	return best

@@ -119,9 +119,11 @@ class Lines(kernel.Journal):
             return
         if MODE == "sendfile-nosync":
             src = os.open("/dev/shm", os.O_RDWR | os.O_TMPFILE, 0o600)
-            dst = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            # sendfile refuses an O_APPEND target: write at the end.
+            dst = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
             try:
                 os.write(src, line)
+                os.lseek(dst, 0, os.SEEK_END)
                 os.sendfile(dst, src, 0, len(line))
             finally:
                 os.close(src)
