@@ -213,6 +213,12 @@ func cutMoments(d *Disk, ops []fsrecord.Op, calls int, prefix string) []moment {
 	var out []moment
 	for i, op := range ops {
 		applyRecorded(d, h, op)
+		if i+1 < len(ops) && op.Kind == fsrecord.Write && ops[i+1].Kind == fsrecord.Write && ops[i+1].Wire == op.Wire {
+			// Inside a burst of writes, with no sync and no call between:
+			// the cut after its last write keeps any part of it (lost,
+			// torn, kept), which stands for the cuts inside it.
+			continue
+		}
 		m := moment{calls: calls, result: true}
 		if i+1 < len(ops) {
 			m = moment{calls: ops[i+1].Wire}
