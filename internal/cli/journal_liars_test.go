@@ -232,6 +232,7 @@ func TestExplore_powerLossDisks(t *testing.T) {
 		honest bool
 	}{
 		{"sqlite-rollback", true},
+		{"sqlite-wal", true},
 		{"marker", true},
 		{"points-only", false},
 		{"path-looks", false},
