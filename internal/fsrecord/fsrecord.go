@@ -110,10 +110,7 @@ func Mount(mountpoint, backing string) (*Recorder, error) {
 		return nil, err
 	}
 	root := &fs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}
-	root.NewNode = func(data *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return &node{LoopbackNode: fs.LoopbackNode{RootData: data}, r: r}
-	}
-	rootNode := root.NewNode(root, nil, "", &st)
+	rootNode := &node{LoopbackNode: &fs.LoopbackNode{RootData: root}, r: r}
 	root.RootNode = rootNode
 	// No cache of names or attributes: the runner fills a resumed
 	// process's journal in the backing directory, which the kernel must
@@ -237,8 +234,19 @@ func inside(p, dir string) (string, bool) {
 // node is a passthrough node that records the calls that change the
 // file system.
 type node struct {
-	fs.LoopbackNode
+	*fs.LoopbackNode
 	r *Recorder
+}
+
+var _ fs.NodeWrapChilder = (*node)(nil)
+
+// WrapChild makes every node the loopback creates under this one a
+// recording node too.
+func (n *node) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	if lb, ok := ops.(*fs.LoopbackNode); ok {
+		return &node{LoopbackNode: lb, r: n.r}
+	}
+	return ops
 }
 
 // rel is the node's path relative to the mount.
