@@ -45,6 +45,9 @@ type schedule struct {
 // moment is one disk state a power cut leaves, and how much of the wire
 // the runner had seen when it came: calls, and the result.
 type moment struct {
+	// phase is the phase whose journal the last recorded call wrote (its
+	// directory's index), 0 in a single run.
+	phase  int
 	where  string
 	files  map[string][]byte
 	calls  int
@@ -229,7 +232,7 @@ func cutMoments(d *Disk, ops []fsrecord.Op, calls int, prefix string) []moment {
 				continue
 			}
 			seen[key] = true
-			m.files, m.where = s.Files, prefix+"power cut after "+describe(op)
+			m.files, m.where, m.phase = s.Files, prefix+"power cut after "+describe(op), phaseDir(filepath.Join("/", op.Path), "/")
 			if s.Note != "" {
 				m.where += " (" + s.Note + ")"
 			}
@@ -591,9 +594,11 @@ func judgeSecond(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenari
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	// The first process runs the phases before the cut's and dies as its
+	// phase starts; the third process resumes that phase from the state.
 	first := scenarios.CrashSpec{When: "before", Record: "run_started"}
 	if sc.Request == nil {
-		first.Phase = sc.Phases[0].Name
+		first.Phase = sc.Phases[min(m.phase, len(sc.Phases)-1)].Name
 	}
 	var root string
 	got, err := r.RunWith(pctx, sc, env, protocol.RunOptions{CrashAt: &first,
@@ -626,7 +631,7 @@ func judgeSecond(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenari
 	}
 	if got.End != nil && got.End.Reason == "resume_outcome_unknown" && got.End.Detail != nil {
 		for i, p := range recs {
-			if p.Record == "action_result" && p.Step == got.End.Detail.Step {
+			if p.Record == "action_result" && p.Step == got.End.Detail.Step && p.Phase == m.phase {
 				return []string{m.where + "; the cut lost " + recordName(recs[i]) + ", written before " + s.boundName(m) +
 					" on the wire, so reported written, but not durable: the next process ended resume_outcome_unknown at step " + strconv.Itoa(p.Step) + " (0002.D1)"}
 			}
