@@ -124,7 +124,11 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	client := d.(*implproc.Client)
 	kind := ", crash exploration"
 	if *f.powerLoss {
-		kind = ", power-loss exploration"
+		// Every format carries the title: it names the recorder that judged.
+		kind = ", power-loss exploration recorded by strace"
+		if disk.rec != nil {
+			kind = ", power-loss exploration recorded by the runner's FUSE file system"
+		}
 	}
 	rep := newReport(client.Name()+kind+report.ShardSuffix(sh.String()), "explore", args)
 	rep.Selection = *f.pattern
