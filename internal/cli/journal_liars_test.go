@@ -198,7 +198,7 @@ func TestExplore_powerLossVariants(t *testing.T) {
 				}
 				return
 			}
-			if code != ExitOK || !strings.Contains(out, " 0 failed\n") {
+			if code != ExitOK || !strings.Contains(out, " 0 failed; recorder") {
 				t.Fatalf("an honest journal failed explore --power-loss: exit %d\n%s\n%s", code, out, errs)
 			}
 			if long() { // honest under kills and in a plain run too
