@@ -452,7 +452,7 @@ type resumed struct {
 // state, and judges the resume like a kill at each candidate: it passes
 // if one of them passes.
 func judgeMoment(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenario, s *schedule, m moment, o RecordedOptions) ([]string, *resumed) {
-	cands := s.candidates(m)
+	cands := laterPhases(s.candidates(m), m.files)
 	if len(cands) == 0 || (len(m.files) == 0 && m.calls == 0 && !m.result) {
 		// Nothing on the disk and nothing on the wire: the run never
 		// durably started, and nothing was reported written.
@@ -499,6 +499,26 @@ func judgeMoment(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenari
 		out[i] = head + ": " + f
 	}
 	return out, nil
+}
+
+// laterPhases keeps, of a phased run's candidate points, those of the
+// latest phase whose journal the state holds: a kill in an earlier phase
+// leaves no journal of a later one. In a single run it keeps them all.
+func laterPhases(cands []protocol.Point, files map[string][]byte) []protocol.Point {
+	latest := 0
+	for p := range files {
+		latest = max(latest, phaseDir(filepath.Join("/", p), "/"))
+	}
+	var out []protocol.Point
+	for _, c := range cands {
+		if c.Phase >= latest {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return cands
+	}
+	return out
 }
 
 func crashOf(sc *scenarios.Scenario, p protocol.Point) *scenarios.CrashSpec {
