@@ -421,6 +421,32 @@ func (s *schedule) boundName(m moment) string {
 	return callName(*s.items[s.lastCallBefore(m)].call)
 }
 
+// resumedCalls lists the calls resumed processes made, in order.
+func resumedCalls(snap fakes.Record) []fakes.Call {
+	var out []fakes.Call
+	for _, c := range snap.Log {
+		if isCall(c.Kind) && c.Process >= 1 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// callsThrough counts the schedule's calls up to and including the item
+// at index i (none for -1).
+func (s *schedule) callsThrough(i int) int {
+	n := 0
+	for j, it := range s.items {
+		if j > i {
+			break
+		}
+		if it.call != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // firstResumedCall is the first call a resumed process made, if any.
 func firstResumedCall(snap fakes.Record) *fakes.Call {
 	for _, c := range snap.Log {
@@ -445,6 +471,7 @@ type resumed struct {
 	m     moment
 	ops   []fsrecord.Op
 	calls int
+	made  []fakes.Call // the resumed process's calls, in order
 }
 
 // judgeMoment kills a process at the moment's first candidate point,
@@ -490,7 +517,7 @@ func judgeMoment(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenari
 		var counts crashpoint.Counts
 		fails = crashpoint.JudgeResume(sc, s.base, p, got, snap, &counts)
 		if len(fails) == 0 {
-			return nil, &resumed{m: m, ops: ops, calls: wireCalls(env, 1)()}
+			return nil, &resumed{m: m, ops: ops, calls: wireCalls(env, 1)(), made: resumedCalls(snap)}
 		}
 	}
 	head := s.lossSentence(m, firstResumedCall(snap)) + ", like a kill at " + pointName(sc, cands[len(cands)-1])
@@ -602,14 +629,16 @@ func exploreResumed(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scen
 // a third process and fails it if its first call redoes work the wire
 // proved written before the cut.
 func judgeSecond(ctx context.Context, r crashpoint.Runner, sc *scenarios.Scenario, s *schedule, rs *resumed, m moment, o RecordedOptions) []string {
-	// The resumed process's calls, as a position in the schedule: the
-	// first-level moment's calls plus the resumed ones, continuing it.
-	m.calls += rs.m.calls
-	if m.result {
+	// The resumed process's calls seen before the cut, as a position in
+	// the schedule: where its last one falls (a SAFE call replayed falls
+	// where it first ran); before any, the handed-over state's bound.
+	switch {
+	case m.result:
 		m.calls = len(s.calls())
-	}
-	if m.calls > len(s.calls()) {
-		m.calls = len(s.calls())
+	case m.calls > 0 && m.calls <= len(rs.made):
+		m.calls = s.callsThrough(s.position(rs.made[m.calls-1]))
+	default:
+		m.calls = rs.m.calls
 	}
 	env := fakes.New(sc, nil)
 	pctx, cancel := context.WithTimeout(ctx, o.Timeout)

@@ -89,6 +89,11 @@ func TestJudgedByTheWire(t *testing.T) {
 	if recs, _ := s.proven(moment{}); len(recs) != 0 {
 		t.Errorf("proven before any call: %v", recs)
 	}
+	// A resumed process's handler call, a SAFE replay of the first, falls
+	// where that one ran: two calls into the schedule, not three.
+	if n := s.callsThrough(s.position(fakes.Call{Kind: fakes.CallHandler, Tool: "submit", Step: 1})); n != 2 {
+		t.Errorf("a replayed handler call stands %d calls into the schedule, want 2", n)
+	}
 	// After the result, every record.
 	if recs, _ := s.proven(moment{calls: 2, result: true}); len(recs) != 5 {
 		t.Errorf("proven after the result: %v", recs)
