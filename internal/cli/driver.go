@@ -27,6 +27,7 @@ type driverConfig struct {
 	fresh       bool     // a new process for every scenario (--repeat)
 	noFork      bool     // no fork server even when offered (--no-fork)
 	carry       []string // directories every machine carries (--carry)
+	volumes     []string // directories every machine carries as the runner's own (a recorder's mount)
 }
 
 // carryFlag collects repeated --carry directories: each is bound into
@@ -72,6 +73,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		Fresh:            cfg.fresh,
 		NoFork:           cfg.noFork,
 		Shared:           cfg.carry,
+		Carry:            cfg.volumes,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

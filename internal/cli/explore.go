@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
+	"github.com/polyloop/polyloop-conform/internal/fsrecord"
 	"github.com/polyloop/polyloop-conform/internal/implproc"
 	"github.com/polyloop/polyloop-conform/internal/powerloss"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
@@ -29,6 +31,7 @@ type exploreFlags struct {
 	out                reportFlags
 	impl, pattern      *string
 	kfFile, shardFlag  *string
+	recorder           *string
 	timeout, handshake *time.Duration
 	parallel           *int
 	seed               *int64
@@ -49,7 +52,8 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.carry, "carry", carryUsage)
 	f.shardFlag = fs.String("shard", "", "explore only shard `K/N` of the crash points (a stable partition; join the shards' JSON reports with merge)")
 	f.seed = fs.Int64("seed", 1, "picks the crash points whose journal is handed over after a decoy kill elsewhere (`N`)")
-	f.powerLoss = fs.Bool("power-loss", false, "cut the power instead of killing: trace the implementation's writes and syncs (strace) and resume from every disk state a power cut leaves")
+	f.recorder = fs.String("recorder", "auto", "with --power-loss, what records the writes: `fuse` (the runner's file system over journal_dir), strace, or auto (fuse where it can be mounted)")
+	f.powerLoss = fs.Bool("power-loss", false, "cut the power instead of killing: record the implementation's writes and syncs (the runner's FUSE file system over journal_dir, else strace) and resume from the disk states a power cut leaves")
 }
 
 func (f *exploreFlags) check(fs *flag.FlagSet) error {
@@ -61,6 +65,8 @@ func (f *exploreFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("explore takes no arguments, got %q", fs.Args())
 	case *f.timeout <= 0:
 		return fmt.Errorf("--timeout %s: give a positive duration", *f.timeout)
+	case *f.recorder != "auto" && *f.recorder != "fuse" && *f.recorder != "strace":
+		return fmt.Errorf("--recorder %q: give auto, fuse or strace", *f.recorder)
 	case *f.parallel < 1:
 		return fmt.Errorf("-p %d: explore at least one point at a time", *f.parallel)
 	}
@@ -105,7 +111,19 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		}
 		cmdline = exe + " serve-reference"
 	}
-	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork, carry: f.carry})
+	// The recorder is mounted before the implementation starts: a process
+	// in mount namespaces of its own sees only the mounts made before it,
+	// and every machine carries it, as the one volume the journals are on.
+	var disk diskRecorder
+	var volumes []string
+	if *f.powerLoss {
+		disk = mountDisk(*f.recorder)
+		defer disk.close()
+		if disk.rec != nil {
+			volumes = []string{disk.rec.Mountpoint()}
+		}
+	}
+	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork, carry: f.carry, volumes: volumes})
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -113,14 +131,18 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	client := d.(*implproc.Client)
 	kind := ", crash exploration"
 	if *f.powerLoss {
-		kind = ", power-loss exploration"
+		// Every format carries the title: it names the recorder that judged.
+		kind = ", power-loss exploration recorded by strace"
+		if disk.rec != nil {
+			kind = ", power-loss exploration recorded by the runner's FUSE file system"
+		}
 	}
 	rep := newReport(client.Name()+kind+report.ShardSuffix(sh.String()), "explore", args)
 	rep.Selection = *f.pattern
 	explored := eligible(rep, selected, client.Capabilities())
 	var summary string
 	if *f.powerLoss {
-		summary = explorePowerLoss(ctx, rep, explored, f, client, cmdline, s)
+		summary = explorePowerLoss(ctx, rep, explored, f, client, cmdline, sh, disk, s)
 	} else {
 		summary = exploreKills(ctx, rep, explored, f, client, sh)
 	}
@@ -201,13 +223,119 @@ func exploreKills(ctx context.Context, rep *report.Report, explored []*scenarios
 }
 
 // explorePowerLoss runs the power-loss exploration and returns its
-// summary; without tracing, every scenario is skipped with the reason.
-func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scenarios.Scenario, f exploreFlags, client *implproc.Client, cmdline string, s stdio) string {
-	if err := systrace.Available(); err != nil {
-		for _, sc := range explored {
+// summary. The journal lives on the runner's file-system recorder where
+// FUSE can be mounted; elsewhere the implementation runs under strace; with
+// neither, every scenario is skipped with the reason. A run that judged no
+// disk state is an error, never a pass.
+func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scenarios.Scenario, f exploreFlags, client *implproc.Client, cmdline string, sh shard.Shard, disk diskRecorder, s stdio) string {
+	var mine []*scenarios.Scenario
+	for _, sc := range explored {
+		if sh.Has(sc.ID) {
+			mine = append(mine, sc)
+		}
+	}
+	explore, recorder, err := powerLossRecorder(ctx, f, client, cmdline, disk, s)
+	if err != nil {
+		for _, sc := range mine {
 			rep.Rows = append(rep.Rows, report.SkipRow(sc, err.Error()))
 		}
+		rep.Errors = append(rep.Errors, "explore --power-loss judged no disk state: "+err.Error())
 		return "explore --power-loss: skipped: " + err.Error() + "\n"
+	}
+	states, failed, skipped := 0, 0, 0
+	for i, sc := range mine {
+		start := time.Now()
+		r := explore(sc)
+		if ctx.Err() != nil {
+			// What the signal broke is no finding (see crashpoint.Result.Interrupted),
+			// and the scenarios after it never started.
+			rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Interrupted: true}, time.Since(start)))
+			rep.NotRun += len(mine) - i - 1
+			break
+		}
+		if r.Skipped != "" {
+			skipped++
+			rep.Rows = append(rep.Rows, report.SkipRow(sc, r.Skipped))
+			continue
+		}
+		states, failed = states+r.States, failed+len(r.Failures)
+		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))
+	}
+	if states == 0 && ctx.Err() == nil && (len(mine) > 0 || sh.String() == "") {
+		// A shard that holds none of the selection shows nothing and
+		// claims nothing; merge judges the whole.
+		why := fmt.Sprintf("%d scenarios in this shard, %d skipped", len(mine), skipped)
+		if len(mine) == 0 {
+			why = "no scenario the implementation can journal is in this selection (--run, --shard, the capabilities it claims)"
+		}
+		rep.Errors = append(rep.Errors, "explore --power-loss judged no disk state ("+why+"): a power-loss run that shows nothing durable is not a pass")
+	}
+	return fmt.Sprintf("explore --power-loss: %d scenarios, %d disk states resumed, %d failed; recorder: %s\n", len(mine), states, failed, recorder)
+}
+
+// diskRecorder is the runner's FUSE recorder, or why there is none.
+type diskRecorder struct {
+	rec      *fsrecord.Recorder
+	err      error
+	required bool // --recorder fuse: no fallback
+}
+
+// mountDisk mounts the recorder at an ordinary directory of random name
+// (under /var/lib, or the home directory): not the temporary directory,
+// and no name of the runner's, so nothing can be keyed on it.
+func mountDisk(choice string) diskRecorder {
+	if choice == "strace" {
+		return diskRecorder{err: errors.New("--recorder strace")}
+	}
+	if err := fsrecord.Available(); err != nil {
+		return diskRecorder{err: err, required: choice == "fuse"}
+	}
+	parent := "/var/lib"
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return diskRecorder{err: err}
+		}
+		parent = home
+	}
+	backing, err := os.MkdirTemp("", "polyloop-conform-disk-*")
+	if err != nil {
+		return diskRecorder{err: err}
+	}
+	mount := filepath.Join(parent, powerloss.RandomName())
+	rec, err := fsrecord.Mount(mount, backing)
+	if err != nil {
+		os.Remove(mount)
+		os.RemoveAll(backing)
+		return diskRecorder{err: err, required: choice == "fuse"}
+	}
+	return diskRecorder{rec: rec}
+}
+
+func (d diskRecorder) close() {
+	if d.rec == nil {
+		return
+	}
+	d.rec.Unmount()
+	os.Remove(d.rec.Mountpoint())
+	os.RemoveAll(d.rec.Backing())
+}
+
+// powerLossRecorder picks what records the implementation's writes: the
+// runner's FUSE recorder, or else strace. It returns the exploration of
+// one scenario and the recorder's name for the report.
+func powerLossRecorder(ctx context.Context, f exploreFlags, client *implproc.Client, cmdline string, disk diskRecorder, s stdio) (func(*scenarios.Scenario) powerloss.TracedResult, string, error) {
+	if disk.rec != nil {
+		explore := func(sc *scenarios.Scenario) powerloss.TracedResult {
+			return powerloss.ExploreRecorded(ctx, client, sc, powerloss.RecordedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Recorder: disk.rec})
+		}
+		return explore, "fuse (the runner's file system, mounted over journal_dir)", nil
+	}
+	if disk.required {
+		return nil, "", fmt.Errorf("--recorder fuse: %w", disk.err)
+	}
+	if err := systrace.Available(); err != nil {
+		return nil, "", fmt.Errorf("%v; and %w", disk.err, err)
 	}
 	traced := func(trace string) (crashpoint.Runner, func(), error) {
 		c := &implproc.Client{Command: func() *exec.Cmd { return systrace.Command(exec.Command("/bin/sh", "-c", cmdline), trace) },
@@ -220,25 +348,10 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 		}
 		return c, c.Close, nil
 	}
-	states, failed := 0, 0
-	for i, sc := range explored {
-		start := time.Now()
-		r := powerloss.ExploreTraced(ctx, client, sc, powerloss.TracedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Traced: traced})
-		if ctx.Err() != nil {
-			// What the signal broke is no finding (see crashpoint.Result.Interrupted),
-			// and the scenarios after it never started.
-			rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Interrupted: true}, time.Since(start)))
-			rep.NotRun += len(explored) - i - 1
-			break
-		}
-		if r.Skipped != "" {
-			rep.Rows = append(rep.Rows, report.SkipRow(sc, r.Skipped))
-			continue
-		}
-		states, failed = states+r.States, failed+len(r.Failures)
-		rep.Rows = append(rep.Rows, report.ExploreRow(sc, report.Exploration{Explored: r.States, Baseline: r.Baseline, Failures: r.Failures, Source: "power-loss"}, time.Since(start)))
+	explore := func(sc *scenarios.Scenario) powerloss.TracedResult {
+		return powerloss.ExploreTraced(ctx, client, sc, powerloss.TracedOptions{Timeout: *f.timeout, Parallel: *f.parallel, Traced: traced})
 	}
-	return fmt.Sprintf("explore --power-loss: %d scenarios, %d disk states resumed, %d failed\n", len(explored), states, failed)
+	return explore, "strace (" + disk.err.Error() + ")", nil
 }
 
 func missingOf(req, have []string) []string {

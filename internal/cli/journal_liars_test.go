@@ -2,11 +2,24 @@ package cli
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/polyloop/polyloop-conform/internal/fsrecord"
 	"github.com/polyloop/polyloop-conform/internal/systrace"
 )
+
+// requireRecorder skips, saying why, where explore --power-loss can
+// record neither with FUSE nor with strace.
+func requireRecorder(t *testing.T) {
+	t.Helper()
+	if err := fsrecord.Available(); err != nil {
+		if err2 := systrace.Available(); err2 != nil {
+			t.Skipf("%v; and %v", err, err2)
+		}
+	}
+}
 
 // pythonKernel is the command line of a Python kernel over the kit, with
 // the kit and the example on its path.
@@ -71,9 +84,7 @@ func TestExplore_journalLiars(t *testing.T) {
 // record they report written through any power cut; a kernel whose fsync
 // does nothing loses records, and the report names them.
 func TestExplore_powerLoss(t *testing.T) {
-	if err := systrace.Available(); err != nil {
-		t.Skip(err) // the sentence says what to install
-	}
+	requireRecorder(t)
 	t.Parallel()
 	selfImpl(t)
 	for _, tc := range []struct {
@@ -84,7 +95,7 @@ func TestExplore_powerLoss(t *testing.T) {
 		{"reference", "", ExitOK, []string{"1 passed, 0 failed"}},
 		{"python example", "-m polyloop_example", ExitOK, []string{"1 passed, 0 failed"}},
 		{"no fsync", filepath.Join("testdata", "liars", "journal_liar.py") + " no-fsync", ExitFail,
-			[]string{"the cut lost", "record 1 (run_started)", "reported written (its after point) but not durable", "0002.D1"}},
+			[]string{"the cut lost", "reported written, but not durable", "0002.D1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			switch tc.name {
@@ -151,10 +162,8 @@ func TestExplore_phases(t *testing.T) {
 // has O_DSYNC, writev, rename and the lies), and
 // TestExplore_powerLoss/reference traces end to end in go test.
 func TestExplore_powerLossVariants(t *testing.T) {
-	requireLong(t, "a Python kernel under strace for every disk state")
-	if err := systrace.Available(); err != nil {
-		t.Skip(err) // the sentence says what to install
-	}
+	requireLong(t, "a Python kernel for every disk state")
+	requireRecorder(t)
 	t.Parallel()
 	selfImpl(t)
 	variants := filepath.Join("testdata", "durable", "variants.py")
@@ -168,8 +177,8 @@ func TestExplore_powerLossVariants(t *testing.T) {
 		{"o-sync", phased, true, nil},
 		{"writev", single, true, nil},
 		{"rename", single, true, nil},
-		{"writev-nosync", single, false, []string{"unsynced bytes lost", "reported written (its after point) but not durable", "0002.D1"}},
-		{"phase-nosync", phased, false, []string{"phase 1 record 1 (run_started)", "reported written (its after point) but not durable", "0002.D1"}},
+		{"writev-nosync", single, false, []string{"unsynced bytes lost", "reported written, but not durable", "0002.D1"}},
+		{"phase-nosync", phased, false, []string{"the cut lost phase 1 record", "reported written, but not durable", "0002.D1"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
@@ -189,7 +198,7 @@ func TestExplore_powerLossVariants(t *testing.T) {
 				}
 				return
 			}
-			if code != ExitOK || !strings.Contains(out, " 0 failed\n") {
+			if code != ExitOK || !strings.Contains(out, " 0 failed; recorder") {
 				t.Fatalf("an honest journal failed explore --power-loss: exit %d\n%s\n%s", code, out, errs)
 			}
 			if long() { // honest under kills and in a plain run too
@@ -200,5 +209,80 @@ func TestExplore_powerLossVariants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExplore_powerLossDisks: journals the runner cannot tie to a file
+// (SQLite, a line journal beside a scratch marker) pass every disk state
+// the recorder leaves; the lies, each invisible to run and to
+// explore, are red with a sentence naming 0002.D1 and the record the cut
+// lost (testdata/durable/disks.py says how each writes). Each disk state
+// is a Python process: the long tier. The fast tier pins the recorder and
+// the wire-bounded judge with the reference (TestExplore_powerLoss).
+func TestExplore_powerLossDisks(t *testing.T) {
+	requireLong(t, "a Python kernel for every disk state")
+	if err := fsrecord.Available(); err != nil {
+		t.Skip(err) // these lies are the recorder's to catch
+	}
+	t.Parallel()
+	selfImpl(t)
+	disks := filepath.Join("testdata", "durable", "disks.py")
+	for _, tc := range []struct {
+		mode   string
+		honest bool
+	}{
+		{"sqlite-rollback", true},
+		{"sqlite-wal", true},
+		{"marker", true},
+		{"points-only", false},
+		{"path-looks", false},
+		{"traced-only", false},
+		{"resumed-nosync", false},
+		{"syncfs-shm", false},
+		{"mmap-nomsync", false},
+		{"sendfile-nosync", false},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			impl := pythonKernel(t, disks+" "+tc.mode)
+			code, out, errs := runBuilt(t, "explore", "--power-loss", "--run", "resume.crash-before-end", "-p", "2", "--timeout", "60s", "--handshake-timeout", "60s", "--impl", impl)
+			if strings.Contains(out, " 0 disk states resumed") || !strings.Contains(out, "recorder: fuse") {
+				t.Fatalf("nothing judged on the recorder (exit %d):\n%s\n%s", code, out, errs)
+			}
+			if tc.honest {
+				if code != ExitOK {
+					t.Fatalf("an honest journal failed explore --power-loss: exit %d\n%s\n%s", code, out, errs)
+				}
+				return
+			}
+			if code != ExitFail {
+				t.Fatalf("a lie passed: exit %d\n%s\n%s", code, out, errs)
+			}
+			for _, w := range []string{"the cut lost", "reported written, but not durable", "0002.D1"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("report lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestExplore_powerLossJudgedNothing: a power-loss run that judged no disk
+// state (every scenario skipped: the implementation claims no resume) is
+// an error, exit 1, saying why; a shard holding none of the selection
+// claims nothing and errs nothing.
+func TestExplore_powerLossJudgedNothing(t *testing.T) {
+	requireRecorder(t)
+	t.Parallel()
+	impl := "sh " + filepath.Join("testdata", "impls", "no-capability.sh")
+	code, out, errs := runBuilt(t, "explore", "--power-loss", "--run", "resume.crash-before-end", "--impl", impl)
+	if code != ExitFail || !strings.Contains(out, "judged no disk state") {
+		t.Fatalf("exit %d, want %d and the reason\n%s\n%s", code, ExitFail, out, errs)
+	}
+	for k := 1; k <= 2; k++ {
+		code, out, errs = runBuilt(t, "explore", "--power-loss", "--run", "resume.crash-before-end", "--shard", strconv.Itoa(k)+"/2", "--impl", impl)
+		if strings.Contains(out, "0 scenarios,") && code != ExitOK {
+			t.Errorf("shard %d/2 holds nothing, yet exit %d\n%s\n%s", k, code, out, errs)
+		}
 	}
 }

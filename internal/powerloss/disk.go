@@ -40,6 +40,10 @@ type Disk struct {
 	// system that extends a file before its data lands can leave. Traced
 	// journals use it, so that a record shorter than a sector can tear.
 	TearInside bool
+	// OneTear keeps, of the tears of a file's unsynced bytes, only the one
+	// at the sector boundary nearest their middle: a recorded journal of
+	// several page-sized files (a database) has too many to resume each.
+	OneTear bool
 
 	mu    sync.Mutex
 	ops   int
@@ -54,6 +58,9 @@ type file struct {
 	// replaced is the file a rename put this one over, while the rename
 	// is not durable: a power cut keeps that name on either file.
 	replaced *file
+	// unlinked: the process removed the name; until its directory is
+	// synced a power cut may keep it, with the file's durable contents.
+	unlinked bool
 }
 
 // Ops is the number of disk-changing operations performed so far.
@@ -108,10 +115,17 @@ func (d *Disk) Create(path string) (journal.File, error) {
 	if err := d.op(); err != nil {
 		return nil, err
 	}
-	if _, ok := d.files[path]; ok {
+	old, ok := d.files[path]
+	if ok && !old.unlinked {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 	}
-	d.files[path] = &file{}
+	f := &file{}
+	if ok && old.entryDurable {
+		// A new file over a name whose removal is not durable yet: the
+		// cut keeps either, like a rename over it.
+		f.replaced = old
+	}
+	d.files[path] = f
 	return &handle{d: d, path: path, append: true}, nil
 }
 
@@ -156,7 +170,31 @@ func (d *Disk) SyncDir(dir string) error {
 	for p, f := range d.files {
 		if filepath.Dir(p) == filepath.Clean(dir) {
 			f.entryDurable, f.replaced = true, nil
+			if f.unlinked {
+				delete(d.files, p)
+			}
 		}
+	}
+	return nil
+}
+
+// Unlink removes the name path. Like a new name, the removal is durable
+// only once its directory is synced: until then a power cut may keep the
+// file, with what of it was durable.
+func (d *Disk) Unlink(path string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if err := d.op(); err != nil {
+		return err
+	}
+	f := d.files[path]
+	switch {
+	case f == nil:
+	case f.entryDurable || f.replaced != nil:
+		f.unlinked, f.data = true, nil
+	default:
+		delete(d.files, path) // its name never reached the disk
 	}
 	return nil
 }
@@ -241,6 +279,8 @@ func (h *handle) Truncate(size int64) error {
 	f := h.d.files[h.path]
 	if size < int64(len(f.data)) {
 		f.data = f.data[:size:size]
+	} else {
+		f.data = append(f.data, make([]byte, size-int64(len(f.data)))...)
 	}
 	return nil
 }
@@ -276,7 +316,7 @@ func (d *Disk) States() []State {
 	sort.Strings(paths)
 	states := []State{{Files: map[string][]byte{}}}
 	for _, p := range paths {
-		options := fileStates(filepath.Base(p), d.files[p], d.TearInside)
+		options := fileStates(filepath.Base(p), d.files[p], d.TearInside, false)
 		var next []State
 		for _, s := range states {
 			for _, o := range options {
@@ -305,8 +345,17 @@ type fileState struct {
 	note    string
 }
 
-func fileStates(name string, f *file, inside bool) []fileState {
+func fileStates(name string, f *file, inside, one bool) []fileState {
 	var out []fileState
+	if f.unlinked {
+		out = append(out, fileState{note: name + ": removed"})
+		if f.entryDurable {
+			out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: name + ": removal lost (directory not synced)"})
+		} else if old := f.replaced; old != nil && old.entryDurable {
+			out = append(out, fileState{present: true, data: slices.Clone(old.durable), note: name + ": removal lost (directory not synced), the file it replaced kept"})
+		}
+		return out
+	}
 	if !f.entryDurable {
 		if old := f.replaced; old != nil && old.entryDurable {
 			out = append(out, fileState{present: true, data: slices.Clone(old.durable), note: name + ": rename lost (directory not synced), the file it replaced kept"})
@@ -326,7 +375,11 @@ func fileStates(name string, f *file, inside bool) []fileState {
 	}
 	out = append(out, fileState{present: true, data: slices.Clone(f.durable), note: fmt.Sprintf("%s: %d unsynced bytes lost", name, pending)})
 	half := len(f.durable) + pending/2
+	mid := half - half%SectorSize
 	for cut := len(f.durable) + 1; cut < len(f.data); cut++ {
+		if one && cut != mid && cut != half {
+			continue
+		}
 		if cut%SectorSize == 0 || (inside && cut == half) {
 			out = append(out, fileState{present: true, data: slices.Clone(f.data[:cut]), note: fmt.Sprintf("%s: torn at byte %d, %d of %d unsynced bytes kept", name, cut, cut-len(f.durable), pending)})
 		}

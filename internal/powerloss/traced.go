@@ -294,9 +294,7 @@ func apply(d *Disk, h map[string]*handle, op systrace.Op) error {
 		}
 		return d.Rename(op.Path, op.To)
 	case systrace.Unlink:
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		delete(d.files, op.Path)
+		return d.Unlink(op.Path)
 	}
 	return nil
 }

@@ -38,6 +38,15 @@ type RunOptions struct {
 	// killed, the journal_dir of the process that stopped; nil moves it
 	// (see transplant).
 	Handover func(killed, next string) error
+	// NoPoints gives the run a journal_dir without asking for journal
+	// points: a run recorded for power loss, judged by the wire alone,
+	// so that a kernel cannot behave differently when points are asked.
+	NoPoints bool
+	// NextDir, when set, names each resumed process's new journal_dir (a
+	// path that does not exist yet, in a fresh directory NextDir made and
+	// the exchange removes); otherwise one is made under the temporary
+	// directory.
+	NextDir func() (string, error)
 }
 
 // Exchange is one scenario's run over the wire: the run message, the
@@ -58,6 +67,7 @@ type Exchange struct {
 	moved    []string // the resumed journals' temporary directories (transplant)
 	volume   string   // where journal directories are made (RunOptions.Volume)
 	handover func(killed, next string) error
+	nextDir  func() (string, error)
 	// tearBefore: the scenario's torn tail is the runner's to make, the way
 	// a crash does (journal-lines): the process dies at the point before
 	// the record, and half of that record (torn) follows the journal.
@@ -98,9 +108,9 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 	run := &Message{Type: TypeRun, ID: runID, Spec: SpecFor(sc)}
 	run.Spec.Scenario = runID
 	x := &Exchange{ctx: ctx, wait: wait, env: env, sc: sc, caps: caps, run: run, id: runID, phases: len(run.Spec.Requests),
-		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, volume: o.Volume, lastAfter: map[int]int{}}
+		cancelled: map[int]*fakes.Blocked{}, onPoint: o.OnPoint, handover: o.Handover, volume: o.Volume, nextDir: o.NextDir, lastAfter: map[int]int{}}
 	x.playParts()
-	explore := o.CrashAt != nil || o.Points
+	explore := o.CrashAt != nil || o.Points || o.NoPoints
 	if explore || sc.Faults.Crash != nil || sc.Faults.JournalError != nil || sc.Faults.Resume {
 		run.JournalDir = o.JournalDir
 		if run.JournalDir == "" {
@@ -118,7 +128,7 @@ func NewExchange(ctx, wait context.Context, sc *scenarios.Scenario, env *fakes.E
 		// a next holder kills nothing, but the points show whether each
 		// action's intent was written before the action ran (0002.D1),
 		// which the engine checks.
-		run.ReportJournalPoints = true
+		run.ReportJournalPoints = !o.NoPoints
 		switch {
 		case explore:
 			x.crash = o.CrashAt
@@ -265,7 +275,7 @@ func (x *Exchange) journalDir() string {
 // damage where the implementation lets the runner do it.
 func (x *Exchange) prepareResume() error {
 	run, sc := x.run, x.sc
-	next, err := transplant(x.volume, x.journalDir(), x.handover)
+	next, err := transplant(x.volume, x.journalDir(), x.handover, x.nextDir)
 	if err != nil {
 		return err
 	}

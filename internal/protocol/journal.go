@@ -87,14 +87,22 @@ func journalKept(dir string) error {
 // keyed by the journal_dir path or the run ID, finds nothing there
 // (0002.D1, 0002.D3). handover, when set, fills the new directory instead
 // (crash exploration hands over a journal with a torn record, or the
-// state a power cut leaves). The new journal_dir is made in volume (the
-// system's temporary directory when empty); transplant returns it.
-func transplant(volume, killed string, handover func(killed, next string) error) (string, error) {
-	root, err := os.MkdirTemp(volume, "polyloop-conform-journal-*")
+// state a power cut leaves). The new journal_dir is nextDir's where it is
+// set (a power-loss run's recorder), else made in volume (the system's
+// temporary directory when empty); transplant returns it.
+func transplant(volume, killed string, handover func(killed, next string) error, nextDir func() (string, error)) (string, error) {
+	var root, next string
+	var err error
+	if nextDir != nil {
+		next, err = nextDir()
+		root = filepath.Dir(next)
+	} else {
+		root, err = os.MkdirTemp(volume, "polyloop-conform-journal-*")
+		next = filepath.Join(root, "run")
+	}
 	if err != nil {
 		return "", err
 	}
-	next := filepath.Join(root, "run")
 	if handover == nil {
 		err = os.Rename(killed, next)
 		if errors.Is(err, fs.ErrNotExist) {
