@@ -299,6 +299,18 @@ type Fork struct {
 	Stdin  string `json:"stdin"`
 	Stdout string `json:"stdout"`
 	Stderr string `json:"stderr"`
+	// Machine, when set, asks for the child on a machine of its own
+	// (docs/protocol.md, "Fork server"). The kit's pool cannot build one
+	// (Go has no fork(2)), so its workers leave it unbuilt: the runner
+	// sees that and starts every resume from the command line instead.
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Machine is the machine a fork asks its child to build (schema:
+// fork.machine): journal_dir bound through, the mask hidden.
+type Machine struct {
+	JournalDir string   `json:"journal_dir"`
+	Mask       []string `json:"mask,omitempty"`
 }
 
 // Forked names the process a fork server handed over (schema: forked).
