@@ -77,7 +77,7 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 		return Action{}, &ParseError{Reason: fmt.Sprintf("output is %d bytes, over the %d-byte limit", len(raw), MaxOutputBytes)}
 	}
 	var repairs []string
-	text := strings.TrimSpace(raw)
+	text := TrimJSONSpace(raw)
 	if body, ok := Unfence(text); ok {
 		text = body
 		repairs = append(repairs, RepairUnfence)
@@ -103,7 +103,7 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 	// Anything after the object, a stray closing brace included, is not
 	// dropped silently (0003.D6: every repair is named; GovDoc 六: 禁止静默
 	// 修复). Decoder.More would not see a trailing '}' or ']'.
-	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" {
+	if rest := TrimJSONSpace(text[dec.InputOffset():]); rest != "" {
 		return Action{}, &ParseError{Reason: "text follows the JSON object"}
 	}
 	a := Action{Kind: KindToolCall}
@@ -219,12 +219,22 @@ func Unfence(text string) (body string, ok bool) {
 	if nl < 0 {
 		return "", false
 	}
-	tag := strings.TrimSpace(inner[:nl])
+	tag := TrimJSONSpace(inner[:nl])
 	if strings.ContainsAny(tag, " {}\t") {
 		return "", false
 	}
-	return strings.TrimSpace(inner[nl+1:]), true
+	return TrimJSONSpace(inner[nl+1:]), true
 }
+
+// jsonSpace is the white space JSON allows between tokens (RFC 8259 §2).
+const jsonSpace = " \t\n\r"
+
+// TrimJSONSpace cuts JSON's white space, and only it, from both ends of
+// text: the padding a JSON action may carry around its fence and its
+// object (0003.D6.unfence-whitespace.set). strings.TrimSpace would also cut
+// U+00A0, U+0085 and the other Unicode spaces, which a JSON reader refuses
+// and which each language's trim function takes differently.
+func TrimJSONSpace(text string) string { return strings.Trim(text, jsonSpace) }
 
 // checkDepth refuses deeply nested JSON before decoding it, so hostile
 // output cannot make the decoder recurse without bound.

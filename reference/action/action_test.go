@@ -144,3 +144,30 @@ func TestParseJSON_0003_D7_shapes(t *testing.T) {
 		})
 	}
 }
+
+// 0003.D6.unfence-whitespace.set: JSON's four white-space characters are
+// padding around a JSON action; a no-break space or an ideographic space
+// is not, wherever it stands.
+func TestParseJSON_0003_D6_whitespaceSet(t *testing.T) {
+	const obj = `{"action": {"tool": "t", "arguments": {}}}`
+	for _, raw := range []string{
+		"\r\n```json\r\n" + obj + "\r\n```\r\n",
+		" \t\n" + obj + "\n\r",
+		"```json \t\n" + obj + "\n```",
+	} {
+		if _, err := ParseJSON(raw); err != nil {
+			t.Errorf("ParseJSON(%q) = %v, want an action", raw, err)
+		}
+	}
+	for _, raw := range []string{
+		"\u00a0```json\n" + obj + "\n```",
+		"```json\n" + obj + "\n```\u3000",
+		"\u0085" + obj,
+		obj + "\u00a0",
+		"```json\n\u2003" + obj + "\n```",
+	} {
+		if _, err := ParseJSON(raw); !IsParseError(err) {
+			t.Errorf("ParseJSON(%q) = %v, want a decision failure", raw, err)
+		}
+	}
+}
