@@ -20,6 +20,11 @@ from .tools import Action
 MAX_OUTPUT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
+# JSON's own white space, the only padding a JSON action may carry
+# (0003.D6.unfence-whitespace.set): str.strip() would also take U+00A0,
+# U+0085, U+3000 and the separators U+001C to U+001F.
+_JSON_SPACE = " \t\n\r"
+
 _FENCE = re.compile(r"\A```[^\n`]*\n(.*?)\n?```\Z", re.S)
 
 
@@ -59,10 +64,10 @@ def parse_json(raw: str) -> Action:
     repairs: list[str] = []
     if len(raw.encode("utf-8")) > MAX_OUTPUT_BYTES:
         return _failed("the output is too long to be an action", repairs)
-    text = raw.strip()
+    text = raw.strip(_JSON_SPACE)
     m = _FENCE.match(text)
     if m:
-        text = m.group(1).strip()
+        text = m.group(1).strip(_JSON_SPACE)
         repairs.append("unfence")
     try:
         # Numbers keep their written form (2.0, 1e0) up to the handler.
@@ -71,7 +76,7 @@ def parse_json(raw: str) -> Action:
         return _failed(f"the key {err.key!r} appears twice in one object", repairs)
     except ValueError as err:
         return _failed(f"the output is not JSON ({getattr(err, 'msg', err)})", repairs)
-    if text[end:].strip():
+    if text[end:].strip(_JSON_SPACE):
         return _failed("something follows the JSON object", repairs)
     if _depth(doc) > MAX_DEPTH:
         return _failed("the JSON is nested too deeply", repairs)
