@@ -30,6 +30,7 @@ const (
 	ArgumentsNFC           Name = "arguments-normalised-nfc"
 	ContextNFC             Name = "context-normalised-nfc"
 	PlaceholderInData      Name = "placeholder-substituted-in-data"
+	LoneSurrogateReplaced  Name = "lone-surrogate-replaced"
 )
 
 // edgeDeviations break the decisions of issue 52.
@@ -53,6 +54,8 @@ func edgeDeviations() []Deviation {
 			Wrap{Request: before(contextNFC)}},
 		{PlaceholderInData, "0010.D4.data", "the template is applied until no placeholder is left, so one inside the observation is substituted too",
 			Wrap{Request: history(placeholderInData)}},
+		{LoneSurrogateReplaced, "0003.D7.lone-surrogate", "a string escape of half a surrogate pair is read as U+FFFD, as Go's encoding/json does",
+			Wrap{Request: parser(loneSurrogateReplaced)}},
 	}
 }
 
@@ -257,3 +260,20 @@ func placeholderInData(t assembly.Turn, tmpl string) []turnBlock {
 		{assembly.BlockObservation, assembly.RoleUser, obs},
 	}
 }
+
+// loneSurrogateReplaced reads an output refused for a lone surrogate
+// escape as encoding/json does, with U+FFFD in its place
+// (0003.D7.lone-surrogate).
+var loneSurrogateReplaced = jsonOnly(func(p action.Parser, _ *run.RequestConfig) action.Parser {
+	return func(raw string) (action.Action, error) {
+		a, err := p(raw)
+		if err == nil || !strings.Contains(err.Error(), "surrogate") {
+			return a, err
+		}
+		top, ok := decodeNumbers(raw)
+		if !ok {
+			return a, err
+		}
+		return reparsed(p, top, a, err)
+	}
+})

@@ -342,7 +342,8 @@ func (s *spec) output(r *rand.Rand) string {
 			strings.TrimSuffix(call(t.name, validArgs(r, t)), "}}")+`, "note": "x"}}`,                           // a key beside arguments
 			"```\n"+call(t.name, validArgs(r, t))+"\n```",                                                       // a bare fence
 			pick(r, "Here is the call:", "我先查一下。", text(r))+"\n```json\n"+call(t.name, validArgs(r, t))+"\n```", // prose before a fence
-			"```json\n```") // an empty fence
+			"```json\n```", // an empty fence
+			`{"action": {"tool": `+jsonText(t.name)+`, "arguments": {"s": "\ud83d"}}}`) // half a surrogate pair (0003.D7.lone-surrogate)
 	case x < 0.5:
 		return "```json\n" + call(t.name, validArgs(r, t)) + "\n```"
 	case x < 0.57:

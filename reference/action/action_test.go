@@ -171,3 +171,30 @@ func TestParseJSON_0003_D6_whitespaceSet(t *testing.T) {
 		}
 	}
 }
+
+// 0003.D7.lone-surrogate: an escape of half a surrogate pair is a decision
+// failure wherever it stands; a pair, an escaped backslash before "u" and
+// a surrogate-looking text outside strings are not.
+func TestParseJSON_0003_D7_loneSurrogate(t *testing.T) {
+	for _, raw := range []string{
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d"}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\uDE00x"}}}`,
+		`{"action": {"tool": "t", "arguments": {"\ud800": 1}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\u0041"}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\ud83d\ude00"}}}`,
+	} {
+		if _, err := ParseJSON(raw); !IsParseError(err) {
+			t.Errorf("ParseJSON(%s) = %v, want a decision failure", raw, err)
+		}
+	}
+	for raw, want := range map[string]string{
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\ude00"}}}`: "\U0001F600",
+		`{"action": {"tool": "t", "arguments": {"s": "\\ud83d"}}}`:      `\ud83d`,
+		`{"action": {"tool": "t", "arguments": {"s": "\u00e9\\"}}}`:     "\u00e9\\",
+	} {
+		a, err := ParseJSON(raw)
+		if err != nil || a.Arguments["s"] != want {
+			t.Errorf("ParseJSON(%s) = %q, %v; want %q", raw, a.Arguments["s"], err, want)
+		}
+	}
+}

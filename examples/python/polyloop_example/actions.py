@@ -53,6 +53,16 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+def _has_lone_surrogate(v: object) -> bool:
+    if isinstance(v, str):
+        return any("\ud800" <= c <= "\udfff" for c in v)
+    if isinstance(v, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(_has_lone_surrogate(x) for x in v)
+    return False
+
+
 def _failed(why: str, repairs: list[str]) -> Action:
     # A failed decision names no repairs, not even an unfence tried
     # before JSON that does not parse (0003.D7).
@@ -78,6 +88,10 @@ def parse_json(raw: str) -> Action:
         return _failed(f"the output is not JSON ({getattr(err, 'msg', err)})", repairs)
     if text[end:].strip(_JSON_SPACE):
         return _failed("something follows the JSON object", repairs)
+    if _has_lone_surrogate(doc):
+        # json.loads keeps half a surrogate pair as a character no UTF-8
+        # text can hold (0003.D7.lone-surrogate).
+        return _failed("a string escape is half of a UTF-16 surrogate pair", repairs)
     if _depth(doc) > MAX_DEPTH:
         return _failed("the JSON is nested too deeply", repairs)
     if not isinstance(doc, dict):
