@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -31,6 +33,8 @@ const (
 	ContextNFC             Name = "context-normalised-nfc"
 	PlaceholderInData      Name = "placeholder-substituted-in-data"
 	LoneSurrogateReplaced  Name = "lone-surrogate-replaced"
+	InjectionsUTF16Order   Name = "injections-utf16-order"
+	ContextSizeUTF16       Name = "context-size-utf16-units"
 )
 
 // edgeDeviations break the decisions of issue 52.
@@ -56,6 +60,10 @@ func edgeDeviations() []Deviation {
 			Wrap{Request: history(placeholderInData)}},
 		{LoneSurrogateReplaced, "0003.D7.lone-surrogate", "a string escape of half a surrogate pair is read as U+FFFD, as Go's encoding/json does",
 			Wrap{Request: parser(loneSurrogateReplaced)}},
+		{InjectionsUTF16Order, "0010.D3", "injection channels are sorted by UTF-16 code units (JavaScript's, Java's and C#'s string order), not by bytes",
+			Wrap{Request: layout{utf16Order: true}.wrap}},
+		{ContextSizeUTF16, "0010.D5", "the context size counts UTF-16 code units (a string's length in JavaScript, Java and C#), not code points",
+			Wrap{Request: after(sizeInUTF16)}},
 	}
 }
 
@@ -277,3 +285,12 @@ var loneSurrogateReplaced = jsonOnly(func(p action.Parser, _ *run.RequestConfig)
 		return reparsed(p, top, a, err)
 	}
 })
+
+// sizeInUTF16 adds to the size one more for each character outside the
+// Basic Multilingual Plane, which UTF-16 writes as two units (0010.D5).
+func sizeInUTF16(msgs []assembly.Message, size int, _ *run.RequestConfig, _ assembly.Measure) ([]assembly.Message, int, error) {
+	for _, m := range msgs {
+		size += len(utf16.Encode([]rune(m.Content))) - utf8.RuneCountInString(m.Content)
+	}
+	return msgs, size, nil
+}
