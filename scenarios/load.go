@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/big"
 	"path"
 	"regexp"
 	"slices"
@@ -269,10 +270,11 @@ func toGeneric(n *yaml.Node, ptr string, lines map[string]int, budget *int) (any
 		}
 		return s, nil
 	case yaml.ScalarNode:
-		if t := n.ShortTag(); (t == "!!int" || t == "!!float") && n.Style == 0 && jsonInteger.MatchString(n.Value) {
+		if t := n.ShortTag(); (t == "!!int" || t == "!!float") && n.Style == 0 && inexact(n.Value) {
 			// Kept as written: yaml.v3 resolves an integer past 64 bits to
 			// a float64, which would round 18446744073709551617 in a schema
-			// bound or an expected argument (0006.D6.exact-numbers).
+			// bound or an expected argument, and a decimal that no float64
+			// holds (9007199254740993.9) likewise (0006.D6.exact-numbers).
 			return json.Number(n.Value), nil
 		}
 		var v any
@@ -333,11 +335,12 @@ func keepExactIntegers(sc *Scenario, generic any) {
 }
 
 // exactIntegers returns decoded with each float64 that generic holds as
-// an integer literal replaced by that literal; decoded is changed in place.
+// a number literal no float64 holds exactly replaced by that literal;
+// decoded is changed in place.
 func exactIntegers(decoded, generic any) any {
 	switch d := decoded.(type) {
 	case float64:
-		if n, ok := generic.(json.Number); ok && jsonInteger.MatchString(string(n)) {
+		if n, ok := generic.(json.Number); ok && inexact(string(n)) {
 			return n
 		}
 	case map[string]any:
@@ -356,9 +359,36 @@ func exactIntegers(decoded, generic any) any {
 	return decoded
 }
 
-// jsonInteger is an integer literal in JSON's grammar (no sign but a
-// minus, no leading zero, no base prefix, no digit separator).
-var jsonInteger = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+// jsonNumber is a number literal in JSON's grammar (no sign but a minus,
+// no leading zero, no base prefix, no digit separator).
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// inexact reports whether lit is a JSON number literal whose value no
+// float64 holds: an integer past 2^53 that is not a multiple of a power
+// of two, a decimal with more digits than a double keeps. Others stay as
+// yaml.v3 decodes them.
+func inexact(lit string) bool {
+	if !jsonNumber.MatchString(lit) || len(lit) > 400 {
+		return false
+	}
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		// A large exponent costs big arithmetic, and past a double's
+		// range the value is refused as not finite anyway.
+		if e, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+")); err != nil || e > 400 || e < -400 {
+			return false
+		}
+	}
+	exact, ok := new(big.Rat).SetString(lit)
+	if !ok {
+		return false
+	}
+	f, _ := exact.Float64()
+	if math.IsInf(f, 0) {
+		return false // refused below: numbers must be finite
+	}
+	back, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return back == nil || back.Cmp(exact) != 0
+}
 
 // check applies the rules a schema cannot express.
 func check(sc *Scenario) error {

@@ -239,3 +239,17 @@ expect:
 		t.Errorf("expected field = %s, want 36893488147419103233", got)
 	}
 }
+
+// TestInexact: only a literal no float64 holds is kept as written; an
+// ordinary decimal stays a float64, and a huge exponent is not computed.
+func TestInexact(t *testing.T) {
+	for lit, want := range map[string]bool{
+		"9007199254740993": true, "9007199254740992": false, "18446744073709551617": true,
+		"9007199254740993.9": true, "0.1": false, "1.5": false, "-3": false, "1e999": false,
+		"1e99999999": false, "0x10": false, "1_000": false, "+1": false, "2.0": false,
+	} {
+		if got := inexact(lit); got != want {
+			t.Errorf("inexact(%s) = %v, want %v", lit, got, want)
+		}
+	}
+}
