@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/big"
 	"path"
 	"regexp"
 	"slices"
@@ -129,6 +130,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		return nil, yamlError(name, err)
 	}
 	sc.File, sc.lines = name, lines
+	keepExactIntegers(&sc, generic)
 	if err := check(&sc); err != nil {
 		return nil, err
 	}
@@ -268,6 +270,13 @@ func toGeneric(n *yaml.Node, ptr string, lines map[string]int, budget *int) (any
 		}
 		return s, nil
 	case yaml.ScalarNode:
+		if t := n.ShortTag(); (t == "!!int" || t == "!!float") && n.Style == 0 && inexact(n.Value) {
+			// Kept as written: yaml.v3 resolves an integer past 64 bits to
+			// a float64, which would round 18446744073709551617 in a schema
+			// bound or an expected argument, and a decimal that no float64
+			// holds (9007199254740993.9) likewise (0006.D6.exact-numbers).
+			return json.Number(n.Value), nil
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: "YAML: " + err.Error()}}}
@@ -288,6 +297,97 @@ func toGeneric(n *yaml.Node, ptr string, lines map[string]int, budget *int) (any
 		return v, nil
 	}
 	return nil, &LoadError{Problems: []Problem{{Line: n.Line, Msg: "unsupported YAML node"}}}
+}
+
+// keepExactIntegers puts back, from generic (the document as toGeneric
+// read it), every integer that yaml.v3 decoded into a float64 because it
+// does not fit 64 bits: in the tools' parameter schemas, the expected
+// arguments and the expected fields, where a rounded bound or value would
+// make the scenario check another number (0006.D6.exact-numbers).
+func keepExactIntegers(sc *Scenario, generic any) {
+	at := func(v any, keys ...any) any {
+		for _, k := range keys {
+			switch key := k.(type) {
+			case string:
+				m, _ := v.(map[string]any)
+				v = m[key]
+			case int:
+				s, _ := v.([]any)
+				if key >= len(s) {
+					return nil
+				}
+				v = s[key]
+			}
+		}
+		return v
+	}
+	for i := range sc.Tools {
+		if p, ok := exactIntegers(sc.Tools[i].Parameters, at(generic, "tools", i, "parameters")).(map[string]any); ok {
+			sc.Tools[i].Parameters = p
+		}
+	}
+	for i := range sc.Expect.Step {
+		sc.Expect.Step[i].Arguments = exactIntegers(sc.Expect.Step[i].Arguments, at(generic, "expect", "step", i, "arguments"))
+	}
+	for k, v := range sc.Expect.Fields {
+		sc.Expect.Fields[k] = exactIntegers(v, at(generic, "expect", "fields", k))
+	}
+}
+
+// exactIntegers returns decoded with each float64 that generic holds as
+// a number literal no float64 holds exactly replaced by that literal;
+// decoded is changed in place.
+func exactIntegers(decoded, generic any) any {
+	switch d := decoded.(type) {
+	case float64:
+		if n, ok := generic.(json.Number); ok && inexact(string(n)) {
+			return n
+		}
+	case map[string]any:
+		g, _ := generic.(map[string]any)
+		for k, v := range d {
+			d[k] = exactIntegers(v, g[k])
+		}
+	case []any:
+		g, _ := generic.([]any)
+		for i, v := range d {
+			if i < len(g) {
+				d[i] = exactIntegers(v, g[i])
+			}
+		}
+	}
+	return decoded
+}
+
+// jsonNumber is a number literal in JSON's grammar (no sign but a minus,
+// no leading zero, no base prefix, no digit separator).
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// inexact reports whether lit is a JSON number literal whose value no
+// float64 holds: an integer past 2^53 that is not a multiple of a power
+// of two, a decimal with more digits than a double keeps. Others stay as
+// yaml.v3 decodes them.
+func inexact(lit string) bool {
+	if !jsonNumber.MatchString(lit) || len(lit) > 400 {
+		return false
+	}
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		// A large exponent costs big arithmetic, and past a double's
+		// range the value is refused as not finite anyway.
+		if e, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+")); err != nil || e > 400 || e < -400 {
+			return false
+		}
+	}
+	exact, ok := new(big.Rat).SetString(lit)
+	if !ok {
+		return false
+	}
+	f, _ := exact.Float64()
+	if math.IsInf(f, 0) {
+		return false // refused below: numbers must be finite
+	}
+	back, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return back == nil || back.Cmp(exact) != 0
 }
 
 // check applies the rules a schema cannot express.
@@ -334,6 +434,9 @@ func check(sc *Scenario) error {
 	}
 	if c := sc.Faults.Crash; c != nil {
 		checkPhase("crash", c.Phase, "whose journal write it stops at")
+		if c.Unreached && (sc.Faults.TornTail || sc.Faults.JournalDamage != "" || sc.Faults.CrashOnResume != nil) {
+			add("/faults/crash/unreached", "an unreached crash point kills nothing the design runs, so there is no journal to tear or damage and no resume to crash again; leave torn_tail, journal_damage and crash_on_resume out")
+		}
 	}
 	checkCrashOnResume(sc, add)
 	if sc.Faults.TornTail && sc.Faults.Crash == nil {

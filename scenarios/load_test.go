@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,7 @@ func TestBadInputCorpus(t *testing.T) {
 		"bad.crash-on-resume-damaged.yaml":       {"bad.crash-on-resume-damaged.yaml:14: faults.crash_on_resume cannot go with journal_damage"},
 		"bad.torn-without-crash.yaml":            {"bad.torn-without-crash.yaml:12: torn_tail needs a crash fault"},
 		"bad.two-behaviours.yaml":                {"bad.two-behaviours.yaml:7: at /tools/0/handler: maxProperties: got 2, want 1"},
+		"bad.unreached-torn.yaml":                {"bad.unreached-torn.yaml:13: an unreached crash point kills nothing the design runs"},
 		"bad.unknown-capability.yaml":            {"bad.unknown-capability.yaml:5: at /requires/1: value must be one of"},
 		"bad.unknown-field.yaml":                 {"bad.unknown-field.yaml:8: at /request: additional properties 'budjet' not allowed"},
 		"bad.wrong-reason.yaml":                  {"bad.wrong-reason.yaml:11: at /expect/end/reason: value must be one of"},
@@ -194,5 +196,60 @@ func TestLoadEmbeddedIsLoadedOnce(t *testing.T) {
 	a[0] = nil
 	if b[0] == nil {
 		t.Error("two callers share one slice: filtering one changes the other's")
+	}
+}
+
+// TestParse_integersPast64BitsKeptExact: yaml.v3 resolves an integer that
+// does not fit 64 bits to a float64; the loader keeps the written integer
+// in schemas and expectations, so a bound or an expected argument is the
+// number the author wrote (0006.D6.exact-numbers).
+func TestParse_integersPast64BitsKeptExact(t *testing.T) {
+	src := `id: t.big
+title: t
+decisions: [0008.D2]
+level: MUST
+requires: [json-actions]
+tools:
+  - name: t
+    parameters: {type: object, properties: {n: {type: integer, minimum: 18446744073709551617, maximum: 9007199254740993}}}
+request:
+  budget: {max_effective_steps: 1, max_total_steps: 1}
+  model: []
+expect:
+  step:
+    - {index: 1, arguments: {n: -18446744073709551617}}
+  fields:
+    steps[0].action.arguments.n: 36893488147419103233
+  end: {reason: total_budget_exhausted}
+`
+	sc, err := Parse("t.big.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := sc.Tools[0].Parameters["properties"].(map[string]any)["n"].(map[string]any)
+	for key, want := range map[string]string{"minimum": "18446744073709551617", "maximum": "9007199254740993"} {
+		if got := fmt.Sprint(n[key]); got != want {
+			t.Errorf("parameters n.%s = %s, want %s", key, got, want)
+		}
+	}
+	if got := fmt.Sprint(sc.Expect.Step[0].Arguments.(map[string]any)["n"]); got != "-18446744073709551617" {
+		t.Errorf("expected argument n = %s, want -18446744073709551617", got)
+	}
+	if got := fmt.Sprint(sc.Expect.Fields["steps[0].action.arguments.n"]); got != "36893488147419103233" {
+		t.Errorf("expected field = %s, want 36893488147419103233", got)
+	}
+}
+
+// TestInexact: only a literal no float64 holds is kept as written; an
+// ordinary decimal stays a float64, and a huge exponent is not computed.
+func TestInexact(t *testing.T) {
+	for lit, want := range map[string]bool{
+		"9007199254740993": true, "9007199254740992": false, "18446744073709551617": true,
+		"9007199254740993.9": true, "0.1": false, "1.5": false, "-3": false, "1e999": false,
+		"1e99999999": false, "0x10": false, "1_000": false, "+1": false, "2.0": false,
+	} {
+		if got := inexact(lit); got != want {
+			t.Errorf("inexact(%s) = %v, want %v", lit, got, want)
+		}
 	}
 }

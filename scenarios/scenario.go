@@ -278,6 +278,12 @@ type CrashSpec struct {
 	When   string `yaml:"when" json:"when"` // before or after
 	Record string `yaml:"record" json:"record"`
 	Step   int    `yaml:"step,omitempty" json:"step,omitempty"`
+	// Unreached states that the design writes no record at this point (an
+	// action intent of a call that fails validation, 0002.D1.no-intent-invalid):
+	// the run must end without reaching it. An implementation that does
+	// reach it is killed there and resumed like any other, and its resumed
+	// trajectory is judged against the uninterrupted golden.
+	Unreached bool `yaml:"unreached,omitempty" json:"unreached,omitempty"`
 }
 
 // Matches reports whether a journal point (before or after a write of a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/polyloop/polyloop-conform/reference/assembly"
 	"github.com/polyloop/polyloop-conform/reference/run"
@@ -98,6 +99,7 @@ type layout struct {
 	goalFirst      bool                            // the goal before the injections
 	reversed       bool                            // channels in reverse name order
 	entries        func(entries []string) []string // a channel's messages; nil drops empty entries
+	utf16Order     bool                            // channels in the order of their UTF-16 code units
 }
 
 func (l layout) wrap(c *run.RequestConfig, r run.RequestConfig) error {
@@ -140,6 +142,11 @@ func (l layout) head(in assembly.Input, m assembly.Measure) ([]assembly.Message,
 	channels := assembly.SortedChannels(in.Injections)
 	if l.reversed {
 		slices.Reverse(channels)
+	}
+	if l.utf16Order {
+		slices.SortFunc(channels, func(a, b string) int {
+			return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		})
 	}
 	for _, ch := range channels {
 		entries := slices.DeleteFunc(slices.Clone(in.Injections[ch]), func(e string) bool { return e == "" })

@@ -137,7 +137,7 @@ type Deviation struct {
 // All lists every deviation, by name.
 func All() []Deviation {
 	out := slices.Concat(journalDeviations(), requestDeviations(), judgeDeviations(), registryDeviations(),
-		handlerDeviations(), contextDeviations(), eventDeviations(), schemaDeviations(), shapeDeviations())
+		handlerDeviations(), contextDeviations(), eventDeviations(), schemaDeviations(), shapeDeviations(), edgeDeviations())
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -155,15 +155,19 @@ func PresenceTable() []Presence {
 		{"phases[*].name", "always, in a phase", "—", nil},
 		{"resume", "only on a resumed run; not when resume refused a damaged journal (0002.D5)", "absent", func(a At) bool {
 			f := a.Scenario.Faults
-			return (f.Crash != nil || f.Resume || f.TornTail) && f.JournalDamage == ""
+			return (crashReached(f) || f.Resume || f.TornTail) && f.JournalDamage == ""
 		}},
-		{"resume.crash_point", "after a scripted crash; the runner writes it, do not send it", "absent", func(a At) bool { return a.Scenario.Faults.Crash != nil }},
+		{"resume.crash_point", "after a scripted crash; the runner writes it, do not send it", "absent", func(a At) bool { return crashReached(a.Scenario.Faults) }},
 		{"resume.from", "always, in a `resume`", "—", nil},
 		{"resume.replayed_step", "when this resume ran a SAFE step again (0002.D4); not for a step an earlier resume replayed", "absent", func(a At) bool { return replayedHere(a.Root) }},
 		{"resume.torn_tail", "when resume cut a torn last record (0002.D5)", "absent: `false` reads the same", func(a At) bool { return a.Scenario.Faults.TornTail }},
 		{"run_error", "only when a journal write failed (0002.D6), the model call failed (0003.D3; not on the resumed run that follows it) or resume refused a damaged journal (0002.D5)", "absent", func(a At) bool {
 			f := a.Scenario.Faults
-			return f.JournalError != nil || (f.ModelFailure != nil && !f.Resume) || f.JournalDamage != ""
+			// A write fault at a record the design never writes (the intent
+			// of an invalid call, 0002.D1.no-intent-invalid) fails nothing:
+			// the scenario's expect says whether the write happens.
+			writeFails := f.JournalError != nil && a.Scenario.Expect.RunError != ""
+			return writeFails || (f.ModelFailure != nil && !f.Resume) || f.JournalDamage != ""
 		}},
 		{"run_error.kind", "always, in a `run_error`", "—", nil},
 		{"run_error.message", "always, in a `run_error`", "—: a sentence (the text rule)", nil},
@@ -362,6 +366,10 @@ func callsBefore(a At, phase string, step int, tool string) int {
 
 // stoppedWithoutEnd: no end, no run_error, no refusal: cancelled or past
 // its deadline (a failed model call is a run_error, 0003.D3).
+// crashReached reports whether the scenario's crash kills the run: a
+// crash point the design never writes (unreached) does not.
+func crashReached(f scenarios.Faults) bool { return f.Crash != nil && !f.Crash.Unreached }
+
 func stoppedWithoutEnd(a At) bool {
 	return a.Root["end"] == nil && !has(a.Root, "run_error") && a.Root["assembly_error"] == nil
 }

@@ -3,6 +3,7 @@
 package expect
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/polyloop/polyloop-conform/internal/compare"
+	"github.com/polyloop/polyloop-conform/internal/jsontext"
 	"github.com/polyloop/polyloop-conform/scenarios"
 )
 
@@ -37,6 +39,11 @@ func (f Failure) String() string {
 	return fmt.Sprintf("%s: want %s, got %s", f.Path, compare.Render(f.Want), got)
 }
 
+// sameNumbers compares JSON numbers by value, not spelling: a port may
+// keep 2.0 or write 2 (0006.D6.integer), and an expectation states the
+// value the design decides.
+var sameNumbers = cmp.Comparer(func(a, b json.Number) bool { return jsontext.SameNumber(a, b) })
+
 type checker struct {
 	doc      any
 	failures []Failure
@@ -56,7 +63,7 @@ func (c *checker) value(path string, want any) {
 		c.failures = append(c.failures, Failure{Path: path, Want: w, Missing: true})
 		return
 	}
-	if !cmp.Equal(w, compare.Normalize(got)) {
+	if !cmp.Equal(w, compare.Normalize(got), sameNumbers) {
 		c.failures = append(c.failures, Failure{Path: path, Want: w, Got: got})
 	}
 }

@@ -85,3 +85,24 @@ func TestCheck_eventsByPhaseReasonReplayedAndOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck_numbersByValue: an expected number matches the same value in
+// another spelling (a port may write 2.0 as 2, 0006.D6.integer), and only
+// the same value: past 2^53 too (0006.D6.exact-numbers).
+func TestCheck_numbersByValue(t *testing.T) {
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(`{"assembly_error":null,"steps":[{"index":1,"action":{"arguments":{"a":2.0,"b":9007199254740993.0,"c":9007199254740993}}}]}`))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	check := func(args map[string]any) []Failure {
+		return Check(&scenarios.Scenario{Expect: scenarios.Expect{Step: []scenarios.ExpectStep{{Index: 1, Arguments: args}}}}, doc)
+	}
+	if f := check(map[string]any{"a": json.Number("2"), "b": json.Number("9007199254740993"), "c": json.Number("9007199254740993")}); len(f) > 0 {
+		t.Errorf("same values, other spellings: %v", f)
+	}
+	if f := check(map[string]any{"a": json.Number("2"), "b": json.Number("9007199254740992"), "c": json.Number("9007199254740993")}); len(f) != 1 {
+		t.Errorf("9007199254740993.0 against 9007199254740992: %v, want one failure", f)
+	}
+}

@@ -26,6 +26,7 @@ var whyBoundary = [][]string{
 	{"0003.D6", "0003.D6.unfence-closing"},    // a bare fence
 	{"0003.D6", "0003.D6.unfence-whitespace"}, // prose before a fence: no fence around the whole output
 	{"0003.D7.empty", "0003.D6"},              // an empty fence
+	{"0003.D7.lone-surrogate"},                // half a surrogate pair
 }
 
 // whyBelowTop is what a call valid at the top of its arguments and wrong

@@ -83,6 +83,23 @@ var richSchemas = []richSchema{
 		valid:   []rawJSON{`2.0`, `1e0`, `10.0`, `3E1`},
 		invalid: []rawJSON{`2.5`, `"2"`, `-1.0`},
 	},
+	// Issue 52: lengths in code points with text outside the BMP and
+	// decomposed text (0006.D6.no-coercion.text), and bounds past 2^53
+	// compared exactly (0006.D6.exact-numbers). Each invalid value is one a
+	// port counting UTF-16 units, normalising to NFC or comparing doubles
+	// accepts, and each valid one a value such a port refuses.
+	{
+		class:   "a string whose length counts code points",
+		schema:  map[string]any{"type": "string", "minLength": 2, "maxLength": 3},
+		valid:   []rawJSON{"\"\U0001F600\U0001F600\U0001F600\"", "\"e\u0301\"", `"\ud83d\ude00\ud83d\ude00"`, "\"\U00020000\U00020001\""},
+		invalid: []rawJSON{"\"\U0001F600\"", "\"e\u0301e\u0301\"", `"\u0041\u030a\u0041\u030a"`, `"a"`},
+	},
+	{
+		class:   "an integer bounded past 2^53",
+		schema:  map[string]any{"type": "integer", "minimum": 9007199254740993, "maximum": uint64(18446744073709551615)},
+		valid:   []rawJSON{`9007199254740993`, `18446744073709551615`, `9007199254740995`},
+		invalid: []rawJSON{`9007199254740992`, `18446744073709551616`, `9007199254740993.5`},
+	},
 }
 
 // drawRich gives a drawn tool one property of a rich shape, 40% of the

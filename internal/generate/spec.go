@@ -145,6 +145,16 @@ func (s *spec) drawTools(r *rand.Rand) {
 		t.broken = chance(r, 0.02)
 		s.tools = append(s.tools, t)
 	}
+	if chance(r, 0.1) {
+		// Two tools whose names differ in case only: two tools, no
+		// duplicate (0006.D6.names-exact).
+		if name, ok := s.caseVariant(s.tools[0].name); ok {
+			t := s.tools[0]
+			t.name, t.description = name, description(r, name)
+			t.handler = []behaviour{drawBehaviour(r)}
+			s.tools = append(s.tools, t)
+		}
+	}
 }
 
 func drawBehaviour(r *rand.Rand) behaviour {
@@ -196,6 +206,10 @@ func (s *spec) drawRequest(r *rand.Rand) {
 	}
 	if chance(r, 0.02) {
 		s.visible = append(s.visible, s.unknownName(r)) // restrict_to refuses an unknown name (0006.D6)
+		if chance(r, 0.5) {
+			// Named twice, and another after it: each once, sorted (0006.D6.restrict-unknown).
+			s.visible = append(s.visible, s.visible[len(s.visible)-1], s.unknownName(r))
+		}
 	}
 	if chance(r, 0.08) {
 		// With visible tools narrowed this is a registry mismatch; with all
@@ -247,7 +261,9 @@ func (s *spec) drawFaults(r *rand.Rand) {
 			s.crash.step = 0
 		}
 	case x < 0.26:
-		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call"), deadline: chance(r, 0.3)}
+		// Half of them the run's deadline, resumed half the time
+		// (0004.D4.deadline.resume).
+		s.cancel = &cancel{step: 1 + r.IntN(s.total), during: pick(r, "model_call", "tool_call"), deadline: chance(r, 0.5)}
 		s.resume = chance(r, 0.5)
 	case x < 0.32:
 		s.modelFail = 1 + r.IntN(s.total)
@@ -345,6 +361,7 @@ func (s *spec) drawOutput(r *rand.Rand) (string, []string) {
 			"```\n" + call(t.name, validArgs(r, t)) + "\n```",                                                         // a bare fence
 			pick(r, "Here is the call:", "我先查一下。", text(r)) + "\n```json\n" + call(t.name, validArgs(r, t)) + "\n```", // prose before a fence
 			"```json\n```", // an empty fence
+			`{"action": {"tool": ` + jsonText(t.name) + `, "arguments": {"s": "\ud83d"}}}`, // half a surrogate pair
 		}
 		i := r.IntN(len(shapes))
 		return shapes[i], whyBoundary[i]
@@ -387,6 +404,11 @@ func validArgs(r *rand.Rand, t tool) map[string]any {
 			continue
 		}
 		args[p.name] = value(r, p.typ)
+		if p.typ == "integer" && chance(r, 0.1) {
+			// Past 2^53, past int64 and past uint64: exact through parse,
+			// validation and the wire (0006.D6.exact-numbers).
+			args[p.name] = pick[rawJSON](r, "9007199254740993", "-9223372036854775809", "18446744073709551617")
+		}
 	}
 	return args
 }

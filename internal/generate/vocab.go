@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The vocabularies generated names and texts are drawn from. They are
@@ -32,6 +33,13 @@ var (
 		"已归档 3 份公文。", "第二章第 4 条与原文不符。", "“本市”应改为“本区”。", "结果：通过",
 		"Line one.\nLine two.", "Step 1: open the file.\nStep 2: read it.\n", "A value in braces: {x}.",
 		"Tabs\tand  spaces.", "Ünïcödé ☃ and emoji 📎.", "Quote \"this\" and 'that'.", "Path ../output/x",
+		// Issue 52: text outside the BMP (one code point, two UTF-16
+		// units), decomposed letters (NFC would change them) and the
+		// template's placeholder inside data (0006.D6.no-coercion.text,
+		// 0010.D2.verbatim, 0010.D4.data).
+		"Cafe\u0301 au lait, re\u0301sume\u0301 attached.", "扩展B区：\U00020000\U0002A6D6。", "\U0001F469\u200D\U0001F4BB deployed \U0001F680",
+		"\U0001D518\U0001D52B\U0001D526 letters", "The template says {observation} here.", "x{observation}y",
+		"{{observation}} and {observation:>9}",
 	}
 	// blanks are texts that are empty or white space only: an empty
 	// fragment adds no message, a white-space one is a message
@@ -78,8 +86,15 @@ func toolNames(r *rand.Rand, n int) []string {
 	return out
 }
 
-// unknownName is a tool name none of the case's tools has.
+// unknownName is a tool name none of the case's tools has; a quarter of
+// the time it differs from a registered name in case only
+// (0006.D6.names-exact).
 func (s *spec) unknownName(r *rand.Rand) string {
+	if chance(r, 0.25) {
+		if name, ok := s.caseVariant(s.tools[r.IntN(len(s.tools))].name); ok {
+			return name
+		}
+	}
 	for {
 		name := toolName(r)
 		if !slices.ContainsFunc(s.tools, func(t tool) bool { return t.name == name }) {
@@ -132,4 +147,21 @@ func jsonText(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// caseVariant is name in another case that no tool of the case has; ok is
+// false for a name without case (a Chinese one).
+func (s *spec) caseVariant(name string) (string, bool) {
+	swapped := strings.Map(func(c rune) rune {
+		if u := unicode.ToUpper(c); u != c {
+			return u
+		}
+		return unicode.ToLower(c)
+	}, name)
+	for _, v := range []string{strings.ToUpper(name), strings.ToLower(name), swapped} {
+		if v != name && !slices.ContainsFunc(s.tools, func(t tool) bool { return t.name == v }) {
+			return v, true
+		}
+	}
+	return "", false
 }

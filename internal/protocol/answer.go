@@ -131,7 +131,7 @@ func (x *Exchange) point(p Peer, m *Message) (bool, error) {
 		}
 		x.lastAfter[phase] = m.Point.Seq
 	}
-	if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) && x.inPhase(x.crash.Phase, m.Phase) {
+	if x.crash != nil && x.crash.Matches(m.Point.When, m.Point.Record, m.Point.Step) && x.inPhase(x.crash.Phase, m.Phase) && x.tearsHere(m.Phase) {
 		pt := *m.Point
 		x.killedAt = &pt
 		p.Kill()

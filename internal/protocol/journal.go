@@ -33,6 +33,29 @@ func (x *Exchange) journalsMatchPoints() error {
 	return nil
 }
 
+// tearsHere reports whether the process is killed at the crash point it
+// reached. A torn record the runner makes (tearBefore) follows the
+// journal's last whole record in its file; before the journal's first
+// record there is no file yet, whose name is the implementation's. Then
+// the process writes that record whole and is killed after it, where the
+// scenario names its crash, and the runner cuts the record in half, as it
+// does for any torn tail after a crash (playJournal): the disk holds half
+// of the journal's only record either way.
+func (x *Exchange) tearsHere(phase *int) bool {
+	if !x.tearBefore {
+		return true
+	}
+	dir := x.run.JournalDir
+	if x.run.Spec.Phased && phase != nil {
+		dir = PhaseJournal(dir, *phase)
+	}
+	if _, err := journalfile.Find(dir); err == nil {
+		return true
+	}
+	x.crash, x.tearBefore = x.sc.Faults.Crash, false
+	return false
+}
+
 func journalMatches(dir string, want int) error {
 	path, err := journalfile.Find(dir)
 	if err != nil {

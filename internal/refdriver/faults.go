@@ -127,6 +127,10 @@ func (sr scenarioRun) crashAndResume(ctx context.Context, req *run.Request, opts
 	switch {
 	case err != nil && !errors.Is(err, ErrCrash):
 		return nil, nil, err
+	case !fired && o.Crash == nil && sc.Faults.Crash.Unreached:
+		// The design writes no record there (0002.D1.no-intent-invalid):
+		// the run ends as if no crash had been scripted.
+		return res, nil, nil
 	case !fired:
 		// The run finished before reaching the point: nothing to resume,
 		// which the crash-point harness needs to know, and a scenario author too.

@@ -78,7 +78,7 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 		return Action{}, &ParseError{Reason: fmt.Sprintf("output is %d bytes, over the %d-byte limit", len(raw), MaxOutputBytes)}
 	}
 	var repairs []string
-	text := strings.TrimSpace(raw)
+	text := TrimJSONSpace(raw)
 	if body, ok := Unfence(text); ok {
 		text = body
 		repairs = append(repairs, RepairUnfence)
@@ -87,6 +87,9 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 		return Action{}, &ParseError{Reason: "expected a JSON object"}
 	}
 	if err := checkDepth(text); err != nil {
+		return Action{}, err
+	}
+	if err := checkSurrogates(text); err != nil {
 		return Action{}, err
 	}
 	// A key written twice is two values for one thing: taking either is a
@@ -104,7 +107,7 @@ func parseJSON(raw string, refuseDuplicates bool) (Action, error) {
 	// Anything after the object, a stray closing brace included, is not
 	// dropped silently (0003.D6: every repair is named; GovDoc 六: 禁止静默
 	// 修复). Decoder.More would not see a trailing '}' or ']'.
-	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" {
+	if rest := TrimJSONSpace(text[dec.InputOffset():]); rest != "" {
 		return Action{}, &ParseError{Reason: "text follows the JSON object"}
 	}
 	a := Action{Kind: KindToolCall}
@@ -227,11 +230,21 @@ func Unfence(text string) (body string, ok bool) {
 	if nl < 0 {
 		return "", false
 	}
-	if !FenceTag(strings.TrimSpace(inner[:nl])) {
+	if !FenceTag(TrimJSONSpace(inner[:nl])) {
 		return "", false
 	}
-	return strings.TrimSpace(inner[nl+1:]), true
+	return TrimJSONSpace(inner[nl+1:]), true
 }
+
+// jsonSpace is the white space JSON allows between tokens (RFC 8259 §2).
+const jsonSpace = " \t\n\r"
+
+// TrimJSONSpace cuts JSON's white space, and only it, from both ends of
+// text: the padding a JSON action may carry around its fence and its
+// object (0003.D6.unfence-whitespace.set). strings.TrimSpace would also cut
+// U+00A0, U+0085 and the other Unicode spaces, which a JSON reader refuses
+// and which each language's trim function takes differently.
+func TrimJSONSpace(text string) string { return strings.Trim(text, jsonSpace) }
 
 // checkDepth refuses deeply nested JSON before decoding it, so hostile
 // output cannot make the decoder recurse without bound.
@@ -260,6 +273,66 @@ func checkDepth(text string) error {
 		}
 	}
 	return nil
+}
+
+// checkSurrogates refuses a \u escape of a UTF-16 surrogate that is not
+// one half of a pair, anywhere in a JSON string (0003.D7.lone-surrogate):
+// it names no code point, and decoding it would silently make it U+FFFD
+// (Go, Rust) or keep an unencodable half (Python, JavaScript).
+func checkSurrogates(text string) error {
+	inString := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+1 < len(text) && text[i+1] == 'u':
+			u, ok := hex4(text, i+2)
+			switch {
+			case !ok || u < 0xD800 || u > 0xDFFF:
+				i++
+			case u <= 0xDBFF && i+11 < len(text) && text[i+6] == '\\' && text[i+7] == 'u' && isLow(text, i+8):
+				i += 11
+			default:
+				return &ParseError{Reason: fmt.Sprintf("the string escape %s is half of a UTF-16 surrogate pair: no character", text[i:i+6])}
+			}
+		case c == '\\':
+			i++
+		}
+	}
+	return nil
+}
+
+// hex4 reads four hex digits at text[at:].
+func hex4(text string, at int) (rune, bool) {
+	if at+4 > len(text) {
+		return 0, false
+	}
+	var u rune
+	for _, c := range text[at : at+4] {
+		var d rune
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		u = u<<4 | d
+	}
+	return u, true
+}
+
+// isLow reports whether text[at:] starts with the four hex digits of a
+// low surrogate.
+func isLow(text string, at int) bool {
+	u, ok := hex4(text, at)
+	return ok && u >= 0xDC00 && u <= 0xDFFF
 }
 
 // IsParseError reports whether err is a decision failure.

@@ -167,3 +167,57 @@ func TestFenceTag(t *testing.T) {
 		}
 	}
 }
+
+// 0003.D6.unfence-whitespace.set: JSON's four white-space characters are
+// padding around a JSON action; a no-break space or an ideographic space
+// is not, wherever it stands.
+func TestParseJSON_0003_D6_whitespaceSet(t *testing.T) {
+	const obj = `{"action": {"tool": "t", "arguments": {}}}`
+	for _, raw := range []string{
+		"\r\n```json\r\n" + obj + "\r\n```\r\n",
+		" \t\n" + obj + "\n\r",
+		"```json \t\n" + obj + "\n```",
+	} {
+		if _, err := ParseJSON(raw); err != nil {
+			t.Errorf("ParseJSON(%q) = %v, want an action", raw, err)
+		}
+	}
+	for _, raw := range []string{
+		"\u00a0```json\n" + obj + "\n```",
+		"```json\n" + obj + "\n```\u3000",
+		"\u0085" + obj,
+		obj + "\u00a0",
+		"```json\n\u2003" + obj + "\n```",
+	} {
+		if _, err := ParseJSON(raw); !IsParseError(err) {
+			t.Errorf("ParseJSON(%q) = %v, want a decision failure", raw, err)
+		}
+	}
+}
+
+// 0003.D7.lone-surrogate: an escape of half a surrogate pair is a decision
+// failure wherever it stands; a pair, an escaped backslash before "u" and
+// a surrogate-looking text outside strings are not.
+func TestParseJSON_0003_D7_loneSurrogate(t *testing.T) {
+	for _, raw := range []string{
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d"}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\uDE00x"}}}`,
+		`{"action": {"tool": "t", "arguments": {"\ud800": 1}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\u0041"}}}`,
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\ud83d\ude00"}}}`,
+	} {
+		if _, err := ParseJSON(raw); !IsParseError(err) {
+			t.Errorf("ParseJSON(%s) = %v, want a decision failure", raw, err)
+		}
+	}
+	for raw, want := range map[string]string{
+		`{"action": {"tool": "t", "arguments": {"s": "\ud83d\ude00"}}}`: "\U0001F600",
+		`{"action": {"tool": "t", "arguments": {"s": "\\ud83d"}}}`:      `\ud83d`,
+		`{"action": {"tool": "t", "arguments": {"s": "\u00e9\\"}}}`:     "\u00e9\\",
+	} {
+		a, err := ParseJSON(raw)
+		if err != nil || a.Arguments["s"] != want {
+			t.Errorf("ParseJSON(%s) = %q, %v; want %q", raw, a.Arguments["s"], err, want)
+		}
+	}
+}

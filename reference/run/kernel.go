@@ -129,6 +129,9 @@ type Departures struct {
 	// ResumeHistoryFromObservation rebuilds the history of a resumed
 	// NOT_EXECUTED or ENV_ERROR step from its observation (0007.D2).
 	ResumeHistoryFromObservation bool
+	// IntentBeforeValidation journals a tool call's intent before it is
+	// validated, so an invalid call gets one (0002.D1.no-intent-invalid).
+	IntentBeforeValidation bool
 }
 
 func (o Options) journalOptions() journal.Options {
@@ -396,6 +399,12 @@ func notExecuted(refusal error) tools.ActionOutcome {
 // it. An error is the run's: an interruption or a journal write failure.
 func (k *kernel) act(ctx context.Context, index int, act action.Action, mode settleMode) (tools.ActionOutcome, tools.CallReport, error) {
 	if act.Kind == action.KindToolCall {
+		if k.opts.Departures.IntentBeforeValidation && mode == settleFresh && k.req.tools.Validate(act) != nil {
+			intent := journal.Record{Type: journal.TypeActionIntent, Step: index, Tool: act.Tool, Arguments: act.Arguments, Replay: string(k.replayPolicy(act))}
+			if err := k.write(intent); err != nil {
+				return tools.ActionOutcome{}, tools.CallReport{}, err
+			}
+		}
 		if verr, err := k.validate(ctx, index, act); verr != nil || err != nil {
 			return notExecuted(verr), tools.CallReport{}, err
 		}

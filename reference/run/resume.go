@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,7 +53,7 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			pendingIntent = &r
 		case journal.TypeActionResult:
 			var st Step
-			if err := json.Unmarshal(r.Payload, &st); err != nil {
+			if err := decodeExact(r.Payload, &st); err != nil {
 				return nil, fmt.Errorf("resume: step %d result record is unreadable: %w", r.Step, err)
 			}
 			if st.Outcome.Status != tools.StatusExecuted && opts.Departures.ResumeHistoryFromObservation {
@@ -63,7 +64,7 @@ func Resume(ctx context.Context, req *Request, opts Options) (*Result, error) {
 			pendingOutput, pendingIntent = nil, nil
 		case journal.TypeRunEnd:
 			var end End
-			if err := json.Unmarshal(r.Payload, &end); err != nil {
+			if err := decodeExact(r.Payload, &end); err != nil {
 				return nil, fmt.Errorf("resume: the run end record is unreadable: %w", err)
 			}
 			// The run is over: call nothing, write nothing.
@@ -142,4 +143,13 @@ func (k *kernel) resumePending(ctx context.Context, out, intent *journal.Record,
 	}
 	info.ReplayedStep = out.Step
 	return k.settle(ctx, st, settleReplay)
+}
+
+// decodeExact reads a record's payload with its numbers as written: a
+// settled step's arguments read back as float64 would come back rounded
+// past 2^53 (0006.D6.exact-numbers). Found by generate.
+func decodeExact(payload []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

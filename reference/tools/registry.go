@@ -292,7 +292,9 @@ func (r *ToolRegistry) RestrictTo(names ...string) (*ToolRegistry, error) {
 	want := map[string]bool{}
 	var unknown []string
 	for _, n := range names {
-		if _, ok := r.byName[n]; !ok {
+		if _, ok := r.byName[n]; !ok && !want[n] {
+			// Each unknown name once, however often the list repeats it
+			// (0006.D6.restrict-unknown).
 			unknown = append(unknown, n)
 		}
 		want[n] = true

@@ -301,3 +301,17 @@ func TestNewRegistry_0006_D6_keywords_inPointerOrder(t *testing.T) {
 		t.Errorf("keyword uses out of pointer order:\n%s", msg)
 	}
 }
+
+// 0006.D6.restrict-unknown: an unknown name given twice is named once, and
+// names are compared exactly (Read is not read) and sorted by bytes.
+func TestRestrictTo_0006_D6_restrictUnknownOnceExact(t *testing.T) {
+	full, _ := tools.NewRegistry(tools.ToolSpec{Name: "read"})
+	_, err := full.RestrictTo("read", "bash", "bash", "Read", "\U0001F600", "\uFF5E")
+	var re *tools.RegistryError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %v, want a RegistryError", err)
+	}
+	if want := []string{"Read", "bash", "\uFF5E", "\U0001F600"}; !cmp.Equal(re.Tools, want) {
+		t.Errorf("unknown names = %q, want %q", re.Tools, want)
+	}
+}

@@ -35,6 +35,11 @@ def _white(c: str) -> bool:
     # U+001C..U+001F, which Unicode does not count as white space.
     return c.isspace() and not "\x1c" <= c <= "\x1f"
 
+# JSON's own white space, the only padding a JSON action may carry
+# (0003.D6.unfence-whitespace.set): str.strip() would also take U+00A0,
+# U+0085, U+3000 and the separators U+001C to U+001F.
+_JSON_SPACE = " \t\n\r"
+
 
 def _depth(v: object, d: int = 0) -> int:
     if isinstance(v, dict):
@@ -61,6 +66,16 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
     return out
 
 
+def _has_lone_surrogate(v: object) -> bool:
+    if isinstance(v, str):
+        return any("\ud800" <= c <= "\udfff" for c in v)
+    if isinstance(v, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(_has_lone_surrogate(x) for x in v)
+    return False
+
+
 def _failed(why: str, repairs: list[str]) -> Action:
     # A failed decision names no repairs, not even an unfence tried
     # before JSON that does not parse (0003.D7).
@@ -72,10 +87,10 @@ def parse_json(raw: str) -> Action:
     repairs: list[str] = []
     if len(raw.encode("utf-8")) > MAX_OUTPUT_BYTES:
         return _failed("the output is too long to be an action", repairs)
-    text = raw.strip()
+    text = raw.strip(_JSON_SPACE)
     m = _FENCE.match(text)
-    if m and _tag_ok(m.group(1).strip()):
-        text = m.group(2).strip()
+    if m and _tag_ok(m.group(1).strip(_JSON_SPACE)):
+        text = m.group(2).strip(_JSON_SPACE)
         repairs.append("unfence")
     try:
         # Numbers keep their written form (2.0, 1e0) up to the handler.
@@ -84,8 +99,12 @@ def parse_json(raw: str) -> Action:
         return _failed(f"the key {err.key!r} appears twice in one object", repairs)
     except ValueError as err:
         return _failed(f"the output is not JSON ({getattr(err, 'msg', err)})", repairs)
-    if text[end:].strip():
+    if text[end:].strip(_JSON_SPACE):
         return _failed("something follows the JSON object", repairs)
+    if _has_lone_surrogate(doc):
+        # json.loads keeps half a surrogate pair as a character no UTF-8
+        # text can hold (0003.D7.lone-surrogate).
+        return _failed("a string escape is half of a UTF-16 surrogate pair", repairs)
     if _depth(doc) > MAX_DEPTH:
         return _failed("the JSON is nested too deeply", repairs)
     if not isinstance(doc, dict):

@@ -140,7 +140,9 @@ def _is(value: Any, t: str) -> bool:
     if isinstance(value, bool):
         return False
     if t == "integer":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        # By the written decimal: 9007199254740993.5 is a float whose
+        # binary value is whole (0006.D6.exact-numbers).
+        return isinstance(value, int) or (isinstance(value, float) and _exact(value).denominator == 1)
     return isinstance(value, (int, float))
 
 
@@ -148,7 +150,7 @@ def equal(a: Any, b: Any) -> bool:
     """JSON equality (0006.D6.enum): the same JSON type and value; numbers
     by value (1 is 1.0), never a number for a boolean or a string."""
     if _is(a, "number") and _is(b, "number"):
-        return bool(a == b)
+        return _exact(a) == _exact(b)
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, list) and isinstance(b, list):
@@ -230,13 +232,16 @@ def problems(schema: Any, value: Any, where: str = "", root: Any = None) -> list
         if "pattern" in schema and not re.search(schema["pattern"], value):
             out.append(f"{here} does not match its pattern")
     if _is(value, "number"):
-        if "minimum" in schema and value < schema["minimum"]:
+        # Bounds compare written decimals, not binary floats
+        # (0006.D6.exact-numbers): 9007199254740993.5 is over 9007199254740993.
+        v = _exact(value)
+        if "minimum" in schema and v < _exact(schema["minimum"]):
             out.append(f"{here} is below its minimum")
-        if "maximum" in schema and value > schema["maximum"]:
+        if "maximum" in schema and v > _exact(schema["maximum"]):
             out.append(f"{here} is above its maximum")
-        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+        if "exclusiveMinimum" in schema and v <= _exact(schema["exclusiveMinimum"]):
             out.append(f"{here} is not above its exclusive minimum")
-        if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
+        if "exclusiveMaximum" in schema and v >= _exact(schema["exclusiveMaximum"]):
             out.append(f"{here} is not below its exclusive maximum")
         if "multipleOf" in schema and (_exact(value) / _exact(schema["multipleOf"])).denominator != 1:
             out.append(f"{here} is not a multiple of {schema['multipleOf']}")

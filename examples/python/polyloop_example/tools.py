@@ -119,7 +119,9 @@ class ToolRegistry:
         return None
 
     def restrict_to(self, names: list[str]) -> ToolRegistry:
-        unknown = [n for n in names if n not in self._by_name]
+        # Each unknown name once, sorted by code point, which is the byte
+        # order of UTF-8 (0006.D6.restrict-unknown).
+        unknown = sorted({n for n in names if n not in self._by_name})
         if unknown:
             raise RegistryError("unknown_tool", "cannot narrow to tools that are not registered: " + ", ".join(sorted(unknown)), unknown)
         keep = set(names)
