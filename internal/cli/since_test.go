@@ -112,12 +112,13 @@ func TestVersionCommand(t *testing.T) {
 // run --since 0.1.0 every such failure is marked new or changed, never
 // unchanged: a generated case cites the decisions of the first point where
 // the run diverged, its source scenario's and its drawn features' (issue
-// 54). Seed 1's first 120 cases hold both kinds of failure.
+// 54). Seed 8's first 120 cases hold both kinds of failure (seed 1 held both until the
+// generator drew the edges of text and numbers, issue 52).
 func TestRun_SinceMarksGeneratedFailuresByWhatTheyBreak(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.json")
 	impl := selfImpl(t) + " serve-reference --mutant plan-and-reflection-must-be-strings --mutant pattern-read-as-re2"
-	code, stdout, errs := run(t, "run", "--impl", impl, "--run", "outcome.normal-return", "--generate", "120", "--seed", "1", "--since", "0.1.0", "--format", "json", "--out", out)
+	code, stdout, errs := run(t, "run", "--impl", impl, "--run", "outcome.normal-return", "--generate", "120", "--seed", "8", "--since", "0.1.0", "--format", "json", "--out", out)
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFail, stdout, errs)
 	}
@@ -170,7 +171,7 @@ func TestRun_SinceMarksGeneratedFailuresByWhatTheyBreak(t *testing.T) {
 	}
 	for _, d := range broken {
 		if seen[d] == 0 {
-			t.Errorf("no failure on %s among seed 1's first 120 cases (%v): the test lost its case", d, seen)
+			t.Errorf("no failure on %s among seed 8's first 120 cases (%v): the test lost its case", d, seen)
 		}
 	}
 }
