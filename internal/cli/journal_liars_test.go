@@ -234,6 +234,8 @@ func TestExplore_powerLossDisks(t *testing.T) {
 		{"sqlite-rollback", true},
 		{"sqlite-wal", true},
 		{"marker", true},
+		{"syncfs", true},
+		{"sync", true},
 		{"points-only", false},
 		{"path-looks", false},
 		{"traced-only", false},
