@@ -10,6 +10,10 @@
 // the backing directory is scratch, and what is durable is decided from
 // the order of the calls, not from a cache.
 //
+// The kernel sends FUSE no syncfs and no sync (virtiofs only hears of
+// them): the machine's init stops them for the runner (internal/isolate),
+// which records them here through SyncedBy.
+//
 // Each write reaches it: the mount asks for no writeback cache, so the
 // kernel sends a write when the process makes it (a shared mapping's
 // stores when the kernel writes the pages back: on msync, fsync, close or
@@ -39,7 +43,7 @@ const (
 	Write    = "write"    // Data written to Path at Offset
 	Sync     = "sync"     // fsync or fdatasync of the file Path
 	SyncDir  = "sync_dir" // fsync of the directory Path
-	SyncFS   = "sync_fs"  // syncfs or sync reached the file system
+	SyncFS   = "sync_fs"  // a syncfs of the file system, or a sync (SyncedBy)
 	Truncate = "truncate" // Path's size set to Size
 	Rename   = "rename"   // Path moved to To
 	Unlink   = "unlink"   // Path removed

@@ -48,7 +48,7 @@ func TestSyncsHelper(t *testing.T) {
 	must(os.WriteFile(filepath.Join(dir, "after"), nil, 0o644))
 	status, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "Seccomp:") {
+		if strings.HasPrefix(line, "Seccomp:") || strings.HasPrefix(line, "NoNewPrivs:") {
 			fmt.Println(strings.Join(strings.Fields(line), " "))
 		}
 	}
@@ -108,6 +108,12 @@ func TestWrap_syncsTold(t *testing.T) {
 	})
 	if !observed || !strings.Contains(out, "Seccomp: 2") {
 		t.Fatalf("observed %v; the process's status:\n%s", observed, out)
+	}
+	if strings.Contains(out, "NoNewPrivs: 1") || strings.Contains(out, "no_new_privs") {
+		// The init holds CAP_SYS_ADMIN in its user namespace: the kernel
+		// takes it in place of no_new_privs, which would stop setuid
+		// programs on the machine.
+		t.Errorf("the filter needed no_new_privs:\n%s", out)
 	}
 	if len(early) > 0 {
 		t.Errorf("calls told after the process went on: %v", early)
