@@ -137,6 +137,11 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		kind = ", power-loss exploration recorded by strace"
 		if disk.rec != nil {
 			kind = ", power-loss exploration recorded by the runner's FUSE file system"
+			if client.SyncsUnobserved() != "" {
+				// Known once the first process started: every format
+				// carries it, not only the summary line.
+				kind += " (syncfs and sync not observed)"
+			}
 		}
 	}
 	rep := newReport(client.Name()+kind+report.ShardSuffix(sh.String()), "explore", args)

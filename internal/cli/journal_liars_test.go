@@ -283,7 +283,8 @@ func TestExplore_powerLossSyncsUnobserved(t *testing.T) {
 	selfImpl(t)
 	impl := pythonKernel(t, filepath.Join("testdata", "durable", "disks.py")+" syncfs")
 	code, out, errs := runBuiltEnv(t, []string{isolate.NoIsolationEnv + "=1"}, "explore", "--power-loss", "--run", "resume.crash-before-end", "-p", "2", "--timeout", "60s", "--handshake-timeout", "60s", "--impl", impl)
-	if code != ExitFail || !strings.Contains(out, "recorder: fuse") || !strings.Contains(out, "syncfs and sync not observed: its processes run on no machine of their own") {
+	if code != ExitFail || !strings.Contains(out, "recorder: fuse") || !strings.Contains(out, "syncfs and sync not observed: its processes run on no machine of their own") ||
+		!strings.Contains(out, "FUSE file system (syncfs and sync not observed)") {
 		t.Fatalf("exit %d, want %d and the unobserved syncs named\n%s\n%s", code, ExitFail, out, errs)
 	}
 }
