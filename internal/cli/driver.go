@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyloop/polyloop-conform/internal/engine"
 	"github.com/polyloop/polyloop-conform/internal/implproc"
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 	"github.com/polyloop/polyloop-conform/internal/refdriver"
 	"github.com/polyloop/polyloop-conform/reference/tools"
 )
@@ -28,6 +29,9 @@ type driverConfig struct {
 	noFork      bool     // no fork server even when offered (--no-fork)
 	carry       []string // directories every machine carries (--carry)
 	volumes     []string // directories every machine carries as the runner's own (a recorder's mount)
+	// syncs is told of every syncfs and sync an implementation process
+	// makes (a recorder's: the kernel never sends them to FUSE).
+	syncs func(isolate.SyncCall)
 }
 
 // carryFlag collects repeated --carry directories: each is bound into
@@ -74,6 +78,7 @@ func newDriver(ctx context.Context, cfg driverConfig) (engine.Driver, func(), er
 		NoFork:           cfg.noFork,
 		Shared:           cfg.carry,
 		Carry:            cfg.volumes,
+		Syncs:            cfg.syncs,
 	}
 	if err := c.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("--impl %q: %w", impl, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/polyloop/polyloop-conform/internal/crashpoint"
 	"github.com/polyloop/polyloop-conform/internal/fsrecord"
 	"github.com/polyloop/polyloop-conform/internal/implproc"
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 	"github.com/polyloop/polyloop-conform/internal/powerloss"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/internal/report"
@@ -116,14 +117,15 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 	// and every machine carries it, as the one volume the journals are on.
 	var disk diskRecorder
 	var volumes []string
+	var syncs func(isolate.SyncCall)
 	if *f.powerLoss {
 		disk = mountDisk(*f.recorder)
 		defer disk.close()
 		if disk.rec != nil {
-			volumes = []string{disk.rec.Mountpoint()}
+			volumes, syncs = []string{disk.rec.Mountpoint()}, disk.synced
 		}
 	}
-	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork, carry: f.carry, volumes: volumes})
+	d, closeDriver, err := newDriver(ctx, driverConfig{impl: cmdline, logs: s.err, handshake: *f.handshake, noFork: *f.noFork, carry: f.carry, volumes: volumes, syncs: syncs})
 	if err != nil {
 		return setupError(s, err)
 	}
@@ -135,6 +137,11 @@ func exploreCmd(ctx context.Context, args []string, s stdio) int {
 		kind = ", power-loss exploration recorded by strace"
 		if disk.rec != nil {
 			kind = ", power-loss exploration recorded by the runner's FUSE file system"
+			if client.SyncsUnobserved() != "" {
+				// Known once the first process started: every format
+				// carries it, not only the summary line.
+				kind += " (syncfs and sync not observed)"
+			}
 		}
 	}
 	rep := newReport(client.Name()+kind+report.ShardSuffix(sh.String()), "explore", args)
@@ -270,6 +277,11 @@ func explorePowerLoss(ctx context.Context, rep *report.Report, explored []*scena
 		}
 		rep.Errors = append(rep.Errors, "explore --power-loss judged no disk state ("+why+"): a power-loss run that shows nothing durable is not a pass")
 	}
+	if why := client.SyncsUnobserved(); why != "" && disk.rec != nil {
+		// The kernel never tells FUSE of syncfs or sync: unheard, they
+		// make nothing durable, and a journal kept by them alone fails.
+		recorder += "; syncfs and sync not observed: " + why
+	}
 	return fmt.Sprintf("explore --power-loss: %d scenarios, %d disk states resumed, %d failed; recorder: %s\n", len(mine), states, failed, recorder)
 }
 
@@ -310,6 +322,16 @@ func mountDisk(choice string) diskRecorder {
 		return diskRecorder{err: err, required: choice == "fuse"}
 	}
 	return diskRecorder{rec: rec}
+}
+
+// synced records a syncfs of the recorder's file system, or a sync, that
+// a process on a machine made (the kernel sends neither to FUSE; the
+// machine's init stops them for the runner). A syncfs of another file
+// system (/dev/shm) syncs nothing of the journal's.
+func (d diskRecorder) synced(c isolate.SyncCall) {
+	if c.All || c.Dev == d.rec.Dev() {
+		d.rec.SyncedBy(c.PidNS)
+	}
 }
 
 func (d diskRecorder) close() {

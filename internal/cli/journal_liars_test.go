@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/polyloop/polyloop-conform/internal/fsrecord"
+	"github.com/polyloop/polyloop-conform/internal/isolate"
 	"github.com/polyloop/polyloop-conform/internal/systrace"
 )
 
@@ -234,6 +235,8 @@ func TestExplore_powerLossDisks(t *testing.T) {
 		{"sqlite-rollback", true},
 		{"sqlite-wal", true},
 		{"marker", true},
+		{"syncfs", true},
+		{"sync", true},
 		{"points-only", false},
 		{"path-looks", false},
 		{"traced-only", false},
@@ -264,6 +267,25 @@ func TestExplore_powerLossDisks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExplore_powerLossSyncsUnobserved: with no machine (isolation off),
+// no init stops a process's syncfs for the runner, and the kernel tells
+// FUSE nothing of it: the report says syncfs is not observed there, and
+// a journal kept by syncfs alone is not durable by what the disk saw.
+func TestExplore_powerLossSyncsUnobserved(t *testing.T) {
+	requireLong(t, "a Python kernel for every disk state")
+	if err := fsrecord.Available(); err != nil {
+		t.Skip(err)
+	}
+	t.Parallel()
+	selfImpl(t)
+	impl := pythonKernel(t, filepath.Join("testdata", "durable", "disks.py")+" syncfs")
+	code, out, errs := runBuiltEnv(t, []string{isolate.NoIsolationEnv + "=1"}, "explore", "--power-loss", "--run", "resume.crash-before-end", "-p", "2", "--timeout", "60s", "--handshake-timeout", "60s", "--impl", impl)
+	if code != ExitFail || !strings.Contains(out, "recorder: fuse") || !strings.Contains(out, "syncfs and sync not observed: its processes run on no machine of their own") ||
+		!strings.Contains(out, "FUSE file system (syncfs and sync not observed)") {
+		t.Fatalf("exit %d, want %d and the unobserved syncs named\n%s\n%s", code, ExitFail, out, errs)
 	}
 }
 

@@ -10,6 +10,10 @@
 // the backing directory is scratch, and what is durable is decided from
 // the order of the calls, not from a cache.
 //
+// The kernel sends FUSE no syncfs and no sync (virtiofs only hears of
+// them): the machine's init stops them for the runner (internal/isolate),
+// which records them here through SyncedBy.
+//
 // Each write reaches it: the mount asks for no writeback cache, so the
 // kernel sends a write when the process makes it (a shared mapping's
 // stores when the kernel writes the pages back: on msync, fsync, close or
@@ -39,7 +43,7 @@ const (
 	Write    = "write"    // Data written to Path at Offset
 	Sync     = "sync"     // fsync or fdatasync of the file Path
 	SyncDir  = "sync_dir" // fsync of the directory Path
-	SyncFS   = "sync_fs"  // syncfs or sync reached the file system
+	SyncFS   = "sync_fs"  // a syncfs of the file system, or a sync (SyncedBy)
 	Truncate = "truncate" // Path's size set to Size
 	Rename   = "rename"   // Path moved to To
 	Unlink   = "unlink"   // Path removed
@@ -81,7 +85,8 @@ type Recorder struct {
 	mountpoint, backing string
 	server              *fuse.Server
 
-	self    int // the runner's process id
+	self    int    // the runner's process id
+	dev     uint64 // the mount's device (st_dev), as the machines see it
 	mu      sync.Mutex
 	seq     int
 	watches map[string]*Watch
@@ -94,6 +99,9 @@ type Watch struct {
 	dir  string // relative to the mount
 	wire func() int
 	ops  []Op
+	// machines are the PID namespaces of the processes whose calls
+	// landed here: a sync made on one of them syncs this watch (SyncedBy).
+	machines map[string]bool
 }
 
 // Mount mounts a recorder at mountpoint (made if missing), passing through
@@ -126,11 +134,20 @@ func Mount(mountpoint, backing string) (*Recorder, error) {
 		return nil, fmt.Errorf("mount the file-system recorder at %s: %w", mountpoint, err)
 	}
 	r.server = server
+	if err := syscall.Stat(mountpoint, &st); err != nil {
+		r.Unmount()
+		return nil, err
+	}
+	r.dev = uint64(st.Dev)
 	return r, nil
 }
 
 // Mountpoint is where the recorder is mounted.
 func (r *Recorder) Mountpoint() string { return r.mountpoint }
+
+// Dev is the mount's device number (st_dev): a syncfs of a descriptor on
+// this device is a syncfs of the recorder.
+func (r *Recorder) Dev() uint64 { return r.dev }
 
 // Backing is the directory the mount passes through to: what is written
 // there is seen through the mount at once, unrecorded.
@@ -152,7 +169,7 @@ func (r *Recorder) Unmount() error {
 func (r *Recorder) Watch(dir string, wire func() int) *Watch {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w := &Watch{r: r, dir: filepath.Clean(dir), wire: wire}
+	w := &Watch{r: r, dir: filepath.Clean(dir), wire: wire, machines: map[string]bool{}}
 	r.watches[w.dir] = w
 	return w
 }
@@ -172,25 +189,21 @@ func (w *Watch) Ops() []Op {
 	return append([]Op(nil), w.ops...)
 }
 
-// record appends op to the watch its path falls under, if any. The
-// runner's own calls (removing a journal it handed over) are not the
-// implementation's, and are not recorded.
+// record appends op to the watch its path falls under, if any, and notes
+// the caller's machine there. The runner's own calls (removing a journal
+// it handed over) are not the implementation's, and are not recorded.
 func (r *Recorder) record(ctx context.Context, op Op) {
-	if c, ok := fuse.FromContext(ctx); ok && r.own(c.Pid) {
-		return
+	machine := ""
+	if c, ok := fuse.FromContext(ctx); ok {
+		if r.own(c.Pid) {
+			return
+		}
+		machine = pidNS(int(c.Pid))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	op.Seq = r.seq
-	if op.Kind == SyncFS {
-		for _, w := range r.watches {
-			o := op
-			o.Wire = w.wire()
-			w.ops = append(w.ops, o)
-		}
-		return
-	}
 	for _, w := range r.watches {
 		rel, ok := inside(op.Path, w.dir)
 		to, toOK := inside(op.To, w.dir)
@@ -204,7 +217,43 @@ func (r *Recorder) record(ctx context.Context, op Op) {
 		}
 		o.Wire = w.wire()
 		w.ops = append(w.ops, o)
+		if machine != "" {
+			w.machines[machine] = true
+		}
 	}
+}
+
+// SyncedBy records a syncfs of the recorder, or a sync, made on the
+// machine whose PID namespace is machine (isolate.SyncCall.PidNS), in
+// the one sequence of the file system's calls: the caller waits until it
+// is recorded, so its place among the writes and on the wire holds. It
+// reaches each watch that machine's processes wrote in, and no other: a
+// machine syncs its own disk, never a concurrent run's.
+func (r *Recorder) SyncedBy(machine string) {
+	if machine == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	for _, w := range r.watches {
+		if w.machines[machine] {
+			w.ops = append(w.ops, Op{Seq: r.seq, Kind: SyncFS, Wire: w.wire()})
+		}
+	}
+}
+
+// pidNS is the PID namespace of the thread tid (its /proc ns link), "" if
+// it cannot be read (a kernel thread writing pages back, a thread gone).
+func pidNS(tid int) string {
+	if tid <= 0 {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(tid) + "/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return ns
 }
 
 // own reports whether the thread tid (FUSE names the calling thread, not

@@ -13,7 +13,8 @@ import (
 // whatever call made it: a sendfile and a store through a shared mapping
 // arrive as writes, msync as a sync; a syncfs reaches no FUSE file system
 // on Linux (the kernel sends FUSE_SYNCFS to virtiofs only), so none is
-// recorded; the runner's own calls are not the implementation's.
+// recorded here (the machine's init tells the runner of it instead:
+// SyncedBy); the runner's own calls are not the implementation's.
 func TestRecorder(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skip(err)
@@ -72,5 +73,46 @@ os.unlink(d + "/c")
 		"create m", "truncate m", "write m map", "sync m", "rename b c", "unlink c"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("recorded\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestRecorder_syncedBy: a syncfs or sync the runner hears of (the kernel
+// sends FUSE neither) is recorded in the one sequence, after the writes
+// before it, in the watches the caller's machine wrote in and no other:
+// never in a concurrent run's, never from a machine that wrote nothing.
+func TestRecorder_syncedBy(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	parent := t.TempDir()
+	r, err := Mount(filepath.Join(parent, "mnt"), filepath.Join(parent, "backing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Unmount()
+	mine := r.Watch("j", func() int { return 1 })
+	other := r.Watch("k", func() int { return 2 })
+	// A child writes in j; the runner's own calls are not recorded.
+	cmd := exec.Command("/bin/sh", "-c", "mkdir $0 && echo one > $0/a", filepath.Join(r.Mountpoint(), "j"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	machine, err := os.Readlink("/proc/self/ns/pid") // the child's too
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SyncedBy("pid:[1]") // a machine that wrote nothing here
+	r.SyncedBy(machine)
+	got, rest := mine.Stop(), other.Stop()
+	if len(rest) != 0 {
+		t.Errorf("a watch no process wrote in recorded %+v", rest)
+	}
+	if len(got) < 2 || got[len(got)-1].Kind != SyncFS || got[len(got)-1].Seq <= got[len(got)-2].Seq || got[len(got)-1].Wire != 1 {
+		t.Fatalf("recorded %+v, want the writes then one sync_fs after them", got)
+	}
+	for _, op := range got[:len(got)-1] {
+		if op.Kind == SyncFS {
+			t.Errorf("a sync from a machine that wrote nothing here was recorded: %+v", got)
+		}
 	}
 }

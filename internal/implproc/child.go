@@ -160,6 +160,7 @@ func (c *Client) startOn(tr *transcript, o isolate.Options) (*child, error) {
 	if c.isolates() {
 		wo := o
 		wo.Carry, wo.NoUserNS = append(append(slices.Clip(o.Carry), c.Carry...), c.Shared...), level > 0
+		wo.Syncs = c.Syncs
 		m = isolate.Wrap(cmd, wo)
 	}
 	// Once the process is gone, stop waiting for its stderr and stdout
@@ -191,6 +192,7 @@ func (c *Client) startOn(tr *transcript, o isolate.Options) (*child, error) {
 		}
 		return nil, fmt.Errorf("start the implementation %q: %w", strings.Join(cmd.Args, " "), err)
 	}
+	c.noteSyncs(m)
 	ch := newChild(cmd, 0, stdin, stdout, logs)
 	if m != nil {
 		ch.machine, ch.parts = true, m.Parts()
@@ -374,6 +376,35 @@ func (c *Client) partsMissing(missing []string) {
 	if first {
 		c.problem("processes were started on machines without: %s (the kernel refused them; see the implementation's log); a resume on such a machine is not isolated in those parts and --require observed fails it (docs/limits.md, Isolation)", set)
 	}
+}
+
+// noteSyncs keeps why a process started on m (nil: on no machine) makes
+// syncfs and sync calls the runner does not hear of, when Syncs wants them.
+func (c *Client) noteSyncs(m *isolate.Machine) {
+	why := ""
+	switch {
+	case c.Syncs == nil:
+		return
+	case m == nil:
+		why = "its processes run on no machine of their own (isolation off or refused), whose init would stop those calls for the runner"
+	case !m.SyncsObserved():
+		why = "the machine's init could not install its seccomp filter (the implementation's log says why)"
+	default:
+		return
+	}
+	c.mu.Lock()
+	if c.syncsLost == "" {
+		c.syncsLost = why
+	}
+	c.mu.Unlock()
+}
+
+// SyncsUnobserved says why some process's syncfs and sync calls were not
+// told to Syncs, or "" when every process's were.
+func (c *Client) SyncsUnobserved() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.syncsLost
 }
 
 // hostPid is the runner's number for the process the fork server *server

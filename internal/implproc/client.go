@@ -54,6 +54,10 @@ type Client struct {
 	// (internal/isolate), as on a machine that refuses them: a resume is
 	// then reported as not isolated.
 	NoIsolation bool
+	// Syncs, when set, is told of every syncfs and sync a process makes,
+	// while the process waits, where its machine can stop them
+	// (isolate.Options.Syncs); SyncsUnobserved says where it cannot.
+	Syncs func(isolate.SyncCall)
 	// Carry lists directories, besides the volume, that every process's
 	// machine carries at their own paths (a trace strace writes there).
 	Carry []string
@@ -79,6 +83,8 @@ type Client struct {
 	volumeErr error
 	// missing is the last set of missing machine parts reported.
 	missing string
+	// syncsLost says why a process's syncfs and sync went unobserved.
+	syncsLost string
 	// machinesRefused is set once a fork server's child was not seen on
 	// a new machine (spawnMachine).
 	machinesRefused bool

@@ -60,14 +60,31 @@ const NoIsolationEnv = "POLYLOOP_NO_ISOLATION"
 // it execs the implementation. execEnv (the implementation's path) marks
 // the re-run; carryEnv holds the directories to bind through and to mask
 // (JSON, Options);
-// statusEnv is the descriptor the init reports its parts on; levelEnv is
-// set when the machine has no user namespace.
+// statusEnv is the socket the init reports its parts on (and hands the
+// listener of its seccomp filter through); levelEnv is set when the
+// machine has no user namespace; syncsEnv asks for the filter (Options.Syncs).
 const (
 	execEnv   = "POLYLOOP_ISOLATE_EXEC"
 	carryEnv  = "POLYLOOP_ISOLATE_CARRY"
 	statusEnv = "POLYLOOP_ISOLATE_STATUS"
 	levelEnv  = "POLYLOOP_ISOLATE_NO_USERNS"
+	syncsEnv  = "POLYLOOP_ISOLATE_SYNCS"
 )
+
+// SyncCall is a syncfs(2) or sync(2) a process on a machine made, told to
+// Options.Syncs while the process waits for it to return.
+type SyncCall struct {
+	// All is set for sync(2): every file system.
+	All bool
+	// Dev is, for syncfs(2), the device (st_dev) of the file system its
+	// descriptor names.
+	Dev uint64
+	// Pid is the calling thread, in the runner's PID namespace; PidNS
+	// its PID namespace (the /proc/<pid>/ns/pid link): the machine it
+	// runs on.
+	Pid   int
+	PidNS string
+}
 
 // Options say how to build the machine.
 type Options struct {
@@ -83,6 +100,11 @@ type Options struct {
 	// that refuses one (the runner retries so after EPERM): the keyring
 	// part is then missing, and the mounts need the runner's privileges.
 	NoUserNS bool `json:"-"`
+	// Syncs, when set, is told of every syncfs and sync a process on the
+	// machine makes, before the call goes on (a seccomp filter the init
+	// installs; Machine.SyncsObserved says whether it did). It must
+	// return soon: the caller waits.
+	Syncs func(SyncCall) `json:"-"`
 }
 
 // Forced reports whether isolation was turned off by NoIsolationEnv.

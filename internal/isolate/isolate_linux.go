@@ -2,13 +2,15 @@ package isolate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 const supported = true
@@ -18,6 +20,10 @@ const supported = true
 type Machine struct {
 	cmd   *exec.Cmd
 	parts []string
+	// syncs is Options.Syncs; observed is set once the init handed over
+	// its filter's listener, which a goroutine then serves.
+	syncs    func(SyncCall)
+	observed bool
 }
 
 // flags are the namespaces of every machine; userFlags adds a user
@@ -54,34 +60,82 @@ func wrap(cmd *exec.Cmd, self string, o Options) *Machine {
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		a.GidMappingsEnableSetgroups = false
 	}
+	if o.Syncs != nil {
+		env = append(env, syncsEnv+"=1")
+	}
 	cmd.SysProcAttr = a
 	cmd.Env = env
 	cmd.Path = self
-	return &Machine{cmd: cmd}
+	return &Machine{cmd: cmd, syncs: o.Syncs}
 }
 
-// Start starts the wrapped command and reads the parts its init built.
-// It returns the start's error as is (EPERM: the kernel refused the
+// Start starts the wrapped command and reads the parts its init built,
+// and the listener of its seccomp filter where Options.Syncs asked for
+// one. It returns the start's error as is (EPERM: the kernel refused the
 // namespaces).
 func (m *Machine) Start() error {
-	r, w, err := os.Pipe()
+	// A socket, not a pipe: the listener crosses it as SCM_RIGHTS.
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	m.cmd.ExtraFiles = append(m.cmd.ExtraFiles, w)
+	theirs := os.NewFile(uintptr(fds[1]), "status")
+	m.cmd.ExtraFiles = append(m.cmd.ExtraFiles, theirs)
 	err = m.cmd.Start()
-	w.Close()
+	theirs.Close()
 	if err != nil {
-		r.Close()
+		unix.Close(fds[0])
 		return err
 	}
-	// The init writes one line and closes its end before it execs the
+	// The init sends one message and closes its end before it execs the
 	// implementation, or dies: either ends this read.
-	line, _ := io.ReadAll(io.LimitReader(r, 4096))
-	r.Close()
-	m.parts = strings.Fields(string(line))
+	line, listener := readStatus(fds[0])
+	unix.Close(fds[0])
+	m.parts = strings.Fields(line)
+	if listener >= 0 {
+		if m.syncs == nil {
+			unix.Close(listener)
+		} else {
+			m.observed = true
+			go serveSyncs(listener, m.syncs)
+		}
+	}
 	return nil
 }
+
+// readStatus reads the init's one message: the parts line, and the
+// descriptor it carries, or -1.
+func readStatus(fd int) (string, int) {
+	buf := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return "", -1
+		}
+		listener := -1
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		for i := range msgs {
+			got, err := unix.ParseUnixRights(&msgs[i])
+			for _, f := range got {
+				if err == nil && listener < 0 {
+					listener = f
+				} else {
+					unix.Close(f)
+				}
+			}
+		}
+		return string(buf[:n]), listener
+	}
+}
+
+// SyncsObserved reports whether the runner hears of the machine's syncfs
+// and sync calls (Options.Syncs): false where the init could not install
+// its filter (it says why on its stderr).
+func (m *Machine) SyncsObserved() bool { return m.observed }
 
 // Parts lists the parts of the machine the init built (AllParts names
 // them); none when the init died before its report.
@@ -110,15 +164,32 @@ func boot(path string) error {
 	status, _ := strconv.Atoi(os.Getenv(statusEnv))
 	b := &builder{carry: o.Carry, mask: o.Mask, userns: os.Getenv(levelEnv) != "1"}
 	parts, tmpdir := b.build()
+	var rights []byte
+	listener := -1
+	if os.Getenv(syncsEnv) == "1" && status > 2 {
+		fd, note, err := listenSyncs()
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "polyloop-conform isolation: syncfs and sync are not observed on this machine (%v)\n", err)
+		default:
+			if note != "" {
+				fmt.Fprintf(os.Stderr, "polyloop-conform isolation: %s\n", note)
+			}
+			listener, rights = fd, unix.UnixRights(fd)
+		}
+	}
 	if status > 2 {
-		syscall.Write(status, []byte(strings.Join(parts, " ")+"\n"))
+		unix.Sendmsg(status, []byte(strings.Join(parts, " ")+"\n"), rights, nil, 0)
 		syscall.Close(status)
+	}
+	if listener >= 0 {
+		unix.Close(listener) // the runner holds it now
 	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case execEnv, carryEnv, statusEnv, levelEnv:
+		case execEnv, carryEnv, statusEnv, levelEnv, syncsEnv:
 			continue
 		case "TMPDIR":
 			if tmpdir != "" {

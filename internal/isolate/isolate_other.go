@@ -20,6 +20,9 @@ func (m *Machine) Start() error { return errors.New("isolate: no namespaces on t
 // Parts is empty: no machine is made on this OS.
 func (m *Machine) Parts() []string { return nil }
 
+// SyncsObserved is false: no machine is made on this OS.
+func (m *Machine) SyncsObserved() bool { return false }
+
 // ShareVolume fails: no mount propagation here.
 func ShareVolume(dir string) (undo func(), err error) {
 	return nil, errors.New("isolate: no shared mounts on this OS")

@@ -99,3 +99,41 @@ func TestJudgedByTheWire(t *testing.T) {
 		t.Errorf("proven after the result: %v", recs)
 	}
 }
+
+// TestSyncFSMakesAllDurable: a syncfs of the journal's file system, or a
+// sync, makes everything written on it so far durable, data and names, as
+// an fsync of every file and directory would: a new file's name, a file
+// in a second directory, a rename over and a removal all survive any cut.
+func TestSyncFSMakesAllDurable(t *testing.T) {
+	d := &Disk{TearInside: true}
+	h := map[string]*handle{}
+	for _, op := range []fsrecord.Op{
+		{Kind: fsrecord.Create, Path: "old"},
+		{Kind: fsrecord.Write, Path: "old", Data: []byte("gone")},
+		{Kind: fsrecord.Sync, Path: "old"},
+		{Kind: fsrecord.SyncDir, Path: "."},
+		{Kind: fsrecord.Create, Path: "journal"},
+		{Kind: fsrecord.Write, Path: "journal", Data: []byte("record 1\n")},
+		{Kind: fsrecord.Create, Path: "sub/db"},
+		{Kind: fsrecord.Write, Path: "sub/db", Data: []byte("row")},
+		{Kind: fsrecord.Create, Path: "tmp"},
+		{Kind: fsrecord.Write, Path: "tmp", Data: []byte("new")},
+		{Kind: fsrecord.Rename, Path: "tmp", To: "state"},
+		{Kind: fsrecord.Unlink, Path: "old"},
+		{Kind: fsrecord.SyncFS},
+	} {
+		applyRecorded(d, h, op)
+	}
+	want := map[string]string{"journal": "record 1\n", "sub/db": "row", "state": "new"}
+	for _, s := range d.SomeStates() {
+		if len(s.Files) != len(want) {
+			t.Errorf("a cut after syncfs leaves %q (%s), want %q", s.Files, s.Note, want)
+			continue
+		}
+		for p, data := range want {
+			if string(s.Files[p]) != data {
+				t.Errorf("a cut after syncfs leaves %s = %q (%s), want %q", p, s.Files[p], s.Note, data)
+			}
+		}
+	}
+}

@@ -10,6 +10,9 @@ sqlite-rollback  records in SQLite (stdlib sqlite3), rollback journal,
 sqlite-wal       the same in WAL mode, synchronous=FULL
 marker           a scratch marker file touched before each append (never
                  read on resume); each record appended and fsynced
+syncfs           each record appended, then syncfs on the journal's own
+                 file (no fsync, no directory sync: syncfs covers names)
+sync             each record appended, then sync(2) (no fsync at all)
 Lies:
 traced-only      fsyncs only while a tracer is attached (TracerPid)
 resumed-nosync   a process that resumed a journal never syncs
@@ -95,7 +98,7 @@ class Lines(kernel.Journal):
         line = b"%08x %s\n" % (zlib.crc32(body), body)
         new = not os.path.exists(self.path)
         self.persist(line)
-        if new and MODE not in ("mmap-nomsync", "sendfile-nosync"):
+        if new and MODE not in ("mmap-nomsync", "sendfile-nosync", "syncfs", "sync"):
             sync_dir(self.path)
         self.count = seq
         if self.point:
@@ -132,7 +135,12 @@ class Lines(kernel.Journal):
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, line)
-            if MODE == "syncfs-shm":
+            if MODE == "syncfs":
+                if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0:
+                    raise OSError(ctypes.get_errno(), "syncfs")
+            elif MODE == "sync":
+                os.sync()
+            elif MODE == "syncfs-shm":
                 shm = os.open("/dev/shm", os.O_RDONLY)
                 ctypes.CDLL(None, use_errno=True).syncfs(shm)
                 os.close(shm)
