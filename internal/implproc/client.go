@@ -279,7 +279,7 @@ func (c *Client) RunWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, nil
 	}
 	if seq, ok := x.TearsBefore(); ok {
-		record, err := c.tornRecord(ctx, sc, seq)
+		record, err := protocol.TornRecord(ctx, sc, seq, c.Volume(), c.RunWith)
 		if err != nil {
 			return nil, err
 		}

@@ -20,14 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/implproc"
-	"github.com/polyloop/polyloop-conform/internal/journalfile"
 	"github.com/polyloop/polyloop-conform/internal/protocol"
 	"github.com/polyloop/polyloop-conform/polyloopkit"
 	"github.com/polyloop/polyloop-conform/scenarios"
@@ -108,7 +105,7 @@ func (d *Driver) runWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		return nil, err
 	}
 	if seq, ok := x.TearsBefore(); ok {
-		record, err := d.tornRecord(ctx, sc, seq)
+		record, err := protocol.TornRecord(ctx, sc, seq, "", d.runWith)
 		if err != nil {
 			return nil, err
 		}
@@ -144,39 +141,6 @@ func (d *Driver) runWith(ctx context.Context, sc *scenarios.Scenario, env *fakes
 		}
 		// Killed again (faults.crash_on_resume): a third session resumes.
 	}
-}
-
-// tornRecord is record seq of an uninterrupted run's journal: what
-// journal-lines' torn tail appends half of (as implproc does).
-func (d *Driver) tornRecord(ctx context.Context, sc *scenarios.Scenario, seq int) ([]byte, error) {
-	plain := *sc
-	plain.ID = sc.ID + ".torn-record"
-	plain.Faults.Crash, plain.Faults.TornTail, plain.Faults.JournalDamage = nil, false, ""
-	root, err := os.MkdirTemp("", "polyloop-conform-journal-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(root)
-	dir := filepath.Join(root, "run")
-	if _, err := d.runWith(ctx, &plain, fakes.New(&plain, nil), protocol.RunOptions{Points: true, JournalDir: dir}); err != nil {
-		return nil, fmt.Errorf("the run that shows the record to tear: %w", err)
-	}
-	if sc.Request == nil {
-		dir = protocol.PhaseJournal(dir, sc.FaultPhase())
-	}
-	path, err := journalfile.Find(dir)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	whole, _ := journalfile.Lines(data)
-	if seq < 1 || seq > len(whole) {
-		return nil, fmt.Errorf("the uninterrupted run journalled %d record(s), none at seq %d to tear", len(whole), seq)
-	}
-	return whole[seq-1], nil
 }
 
 // waitContext ends an exchange at ctx's deadline, or when the runner

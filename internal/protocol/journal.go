@@ -1,13 +1,17 @@
 package protocol
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/polyloop/polyloop-conform/fakes"
 	"github.com/polyloop/polyloop-conform/internal/journalfile"
+	"github.com/polyloop/polyloop-conform/scenarios"
+	"github.com/polyloop/polyloop-conform/trajectories"
 )
 
 // journalsMatchPoints holds the journals of an implementation that offers
@@ -149,4 +153,47 @@ func appendTorn(dir string, record []byte) error {
 		return err
 	}
 	return journalfile.AppendTorn(path, record)
+}
+
+// RunFunc runs a scenario to its end over env, as a Driver's RunWith does.
+type RunFunc func(context.Context, *scenarios.Scenario, *fakes.Env, RunOptions) (*trajectories.Trajectory, error)
+
+// TornRecord runs sc uninterrupted through run, over fakes of its own,
+// with its journal_dir made in volume (the system's temporary directory
+// when empty), and returns record seq of its journal (of the phase the
+// crash names): the record a process of the same scenario writes there.
+// The runner tears that record, never one whose after point the killed
+// process reported (journal-lines, 0002.D5).
+func TornRecord(ctx context.Context, sc *scenarios.Scenario, seq int, volume string, run RunFunc) ([]byte, error) {
+	plain := *sc
+	plain.ID = sc.ID + ".torn-record"
+	plain.Faults.Crash, plain.Faults.TornTail, plain.Faults.JournalDamage = nil, false, ""
+	root, err := os.MkdirTemp(volume, "polyloop-conform-journal-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	dir := filepath.Join(root, "run")
+	if _, err := run(ctx, &plain, fakes.New(&plain, nil), RunOptions{Points: true, JournalDir: dir}); err != nil {
+		return nil, fmt.Errorf("the run that shows the record to tear: %w", err)
+	}
+	if sc.Request == nil {
+		dir = PhaseJournal(dir, sc.FaultPhase())
+	}
+	path, err := journalfile.Find(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := journalfile.Check(data); err != nil {
+		return nil, err
+	}
+	whole, _ := journalfile.Lines(data)
+	if seq < 1 || seq > len(whole) {
+		return nil, fmt.Errorf("the uninterrupted run journalled %d record(s), none at seq %d to tear", len(whole), seq)
+	}
+	return whole[seq-1], nil
 }
