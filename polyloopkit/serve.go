@@ -2,6 +2,7 @@ package polyloopkit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,7 +115,7 @@ func serve(ctx context.Context, s *session, in io.Reader) error {
 			line = l
 		}
 		var m incoming
-		if err := json.Unmarshal(line, &m); err != nil {
+		if err := unmarshalExact(line, &m); err != nil {
 			return fmt.Errorf("polyloopkit: not a protocol message (%v): %.120q", err, line)
 		}
 		if m.Type == "run" || m.Type == "resume" {
@@ -297,4 +298,20 @@ func (s *session) end() { s.endOnce.Do(func() { close(s.ended) }) }
 func (s *session) park() {
 	s.parkOnce.Do(func() { close(s.parked) })
 	select {}
+}
+
+// unmarshalExact decodes data into v keeping every number as written
+// (json.Number in an `any`): an integer past 2^53 in a schema bound, an
+// argument or a handler's answer reaches the kernel exactly, never
+// through a float64 (0006.D6.exact-numbers).
+func unmarshalExact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
 }

@@ -187,3 +187,15 @@ func TestRun_interruptLeavesAReport(t *testing.T) {
 		t.Errorf("the interrupted suite left %d file(s) in TMPDIR, %s first", len(left), left[0].Name())
 	}
 }
+
+// Numbers cross the kit as written: the reference behind the kit passes
+// the scenarios whose integers lie past 2^53 or 2^64, in schema bounds,
+// arguments and the journal (0006.D6.exact-numbers). A kit that decodes
+// a message's numbers into float64 fails all three.
+func TestRun_numbersExactThroughTheKit(t *testing.T) {
+	t.Parallel()
+	ids := []string{"validation.big-integer-exact", "validation.big-number-fractions", "resume.text-and-numbers-through-journal"}
+	if out, ok := judge(t, "honest", ids); !ok {
+		t.Fatalf("the reference through the kit failed the exact-number scenarios:\n%s", out)
+	}
+}

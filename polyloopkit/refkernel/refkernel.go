@@ -7,6 +7,7 @@
 package refkernel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,7 +40,7 @@ func Run(ctx context.Context, spec polyloopkit.Spec, seams *polyloopkit.Seams, s
 	var rs protocol.RunSpec
 	data, err := json.Marshal(spec)
 	if err == nil {
-		err = json.Unmarshal(data, &rs)
+		err = unmarshalExact(data, &rs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("refkernel: the spec: %w", err)
@@ -179,8 +180,16 @@ func objectOf(v any) (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := unmarshalExact(data, &m); err != nil {
 		return nil, fmt.Errorf("refkernel: the action's arguments are not an object: %s", data)
 	}
 	return m, nil
+}
+
+// unmarshalExact decodes data into v keeping numbers as written
+// (json.Number), as the kit hands them over (0006.D6.exact-numbers).
+func unmarshalExact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
