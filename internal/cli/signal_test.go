@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,6 +116,24 @@ func TestSignalStopsTheRun(t *testing.T) {
 	}
 }
 
+// descendsFrom reports whether process p ("pid: cmdline", as processes
+// lists it) has root among its ancestors, read from /proc's PPid lines.
+func descendsFrom(p string, root int) bool {
+	pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
+	for err == nil && pid > 1 {
+		if pid == root {
+			return true
+		}
+		var status []byte
+		if status, err = os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err != nil {
+			return false
+		}
+		_, after, _ := strings.Cut(string(status), "\nPPid:")
+		pid, err = strconv.Atoi(strings.TrimSpace(strings.SplitN(after, "\n", 2)[0]))
+	}
+	return false
+}
+
 // TestServeReferenceOutlivesNoRunner: kill -9 of the runner gives it no
 // chance to clean up; the shell it started gets the parent-death signal,
 // and serve-reference reads the end of its input and exits.
@@ -132,17 +152,34 @@ func TestServeReferenceOutlivesNoRunner(t *testing.T) {
 	for len(serving()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(serving()) == 0 {
+	// Only this runner's processes are watched: other tests of this
+	// package run serve-reference --reword side by side.
+	var mine []string
+	for _, p := range serving() {
+		if descendsFrom(p, cmd.Process.Pid) {
+			mine = append(mine, p)
+		}
+	}
+	if len(mine) == 0 {
 		cmd.Process.Kill()
 		t.Fatal("no serve-reference started; the test would prove nothing")
+	}
+	alive := func() []string {
+		var left []string
+		for _, p := range serving() {
+			if slices.Contains(mine, p) {
+				left = append(left, p)
+			}
+		}
+		return left
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	deadline = time.Now().Add(3 * time.Second)
-	for len(serving()) > 0 && time.Now().Before(deadline) {
+	for len(alive()) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if left := serving(); len(left) > 0 {
+	if left := alive(); len(left) > 0 {
 		t.Errorf("serve-reference outlived its runner by 3 s:\n%s", strings.Join(left, "\n"))
 	}
 }

@@ -109,6 +109,10 @@ func TestWrap_syncsTold(t *testing.T) {
 	if !observed || !strings.Contains(out, "Seccomp: 2") {
 		t.Fatalf("observed %v; the process's status:\n%s", observed, out)
 	}
+	// Every call was answered before the process went on, so before it
+	// exited; the lock orders the sink's writes before these reads.
+	mu.Lock()
+	defer mu.Unlock()
 	if strings.Contains(out, "NoNewPrivs: 1") || strings.Contains(out, "no_new_privs") {
 		// The init holds CAP_SYS_ADMIN in its user namespace: the kernel
 		// takes it in place of no_new_privs, which would stop setuid
