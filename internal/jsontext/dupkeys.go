@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DuplicateKeyError is an object that names one key twice. encoding/json
@@ -137,11 +138,13 @@ func hasDuplicateKey(data []byte) bool {
 			stack = stack[:len(stack)-1]
 			i++
 		case '"':
-			j, escaped := i+1, false
+			j, escaped, high := i+1, false, false
 			for data[j] != '"' {
 				if data[j] == '\\' {
 					escaped = true
 					j++
+				} else if data[j] >= utf8.RuneSelf {
+					high = true
 				}
 				j++
 			}
@@ -156,7 +159,9 @@ func hasDuplicateKey(data []byte) bool {
 				continue // a value, not a key
 			}
 			key := raw[1 : len(raw)-1]
-			if escaped {
+			// A reader decodes escapes, and turns each byte of invalid
+			// UTF-8 into U+FFFD: "\xff" and "\xe1" are then one key.
+			if escaped || (high && !utf8.Valid(key)) {
 				var decoded string
 				if err := json.Unmarshal(raw, &decoded); err != nil {
 					return true // let the walk report it
