@@ -182,12 +182,17 @@ func sinkFailureStops(o *run.Options) {
 
 // cancelEndsRun ends a cancelled run with reason cancelled instead of
 // stopping it resumable (0004.D4).
-func cancelEndsRun(k Kernel) Kernel {
+func cancelEndsRun(k Kernel) Kernel { return interruptEndsRun(k, context.Canceled) }
+
+// interruptEndsRun ends a run interrupted by cause (a cancellation, a
+// passed deadline) with reason cancelled, its counters the last step's,
+// instead of stopping it resumable.
+func interruptEndsRun(k Kernel, cause error) Kernel {
 	end := func(entry func(context.Context, *run.Request, run.Options) (*run.Result, error)) func(context.Context, *run.Request, run.Options) (*run.Result, error) {
 		return func(ctx context.Context, req *run.Request, opts run.Options) (*run.Result, error) {
 			res, err := entry(ctx, req, opts)
 			var in *run.Interrupted
-			if !errors.As(err, &in) || !errors.Is(in.Err, context.Canceled) {
+			if !errors.As(err, &in) || !errors.Is(in.Err, cause) {
 				return res, err
 			}
 			if res == nil {

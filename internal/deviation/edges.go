@@ -3,7 +3,6 @@ package deviation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,28 +115,7 @@ var fieldNamesFolded = jsonOnly(func(p action.Parser, _ *run.RequestConfig) acti
 
 // deadlineEndsRun ends a run whose deadline passed with reason cancelled
 // instead of stopping it resumable (0004.D4.deadline.resume).
-func deadlineEndsRun(k Kernel) Kernel {
-	end := func(entry func(context.Context, *run.Request, run.Options) (*run.Result, error)) func(context.Context, *run.Request, run.Options) (*run.Result, error) {
-		return func(ctx context.Context, req *run.Request, opts run.Options) (*run.Result, error) {
-			res, err := entry(ctx, req, opts)
-			var in *run.Interrupted
-			if !errors.As(err, &in) || !errors.Is(in.Err, context.DeadlineExceeded) {
-				return res, err
-			}
-			if res == nil {
-				res = &run.Result{}
-			}
-			var c run.Counters
-			if n := len(res.Steps); n > 0 {
-				c = res.Steps[n-1].Counters
-			}
-			res.End = run.End{Reason: "cancelled", EffectiveSteps: c.EffectiveSteps, TotalSteps: c.TotalSteps,
-				Detail: &run.EndDetail{Step: in.Step, During: in.During, Tool: in.Tool}}
-			return res, nil
-		}
-	}
-	return Kernel{Run: end(k.Run), Resume: end(k.Resume)}
-}
+func deadlineEndsRun(k Kernel) Kernel { return interruptEndsRun(k, context.DeadlineExceeded) }
 
 // toolNamesFolded runs a call of a name the registry lacks as the first
 // registered tool whose name equals it without case or after NFKC
