@@ -18,23 +18,7 @@ import (
 // exists and at least one scenario that exists and cites one of the
 // row's records, so the answer is decided and observable.
 func TestGuessesCiteRecordAndScenario(t *testing.T) {
-	data, err := os.ReadFile("implementing.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(data)
-	i, j := strings.Index(s, "<!-- guesses:"), strings.Index(s, "<!-- end of guesses -->")
-	if i < 0 || j < i {
-		t.Fatal("docs/implementing.md has no guesses table between its markers")
-	}
-	set, err := decisions.Load(design.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := scenarios.LoadAll(scenarios.Embedded())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines, set, all := guessesTable(t)
 	byID := map[string]*scenarios.Scenario{}
 	for _, sc := range all {
 		byID[sc.ID] = sc
@@ -42,7 +26,7 @@ func TestGuessesCiteRecordAndScenario(t *testing.T) {
 	id := regexp.MustCompile(`\b\d{4}\.D\d+(\.[a-z][a-z0-9-]*[a-z0-9])*`)
 	span := regexp.MustCompile("`([a-z]+\\.[a-z0-9.-]+)`")
 	rows := 0
-	for _, line := range strings.Split(s[i:j], "\n")[3:] {
+	for _, line := range lines {
 		if !strings.HasPrefix(line, "| ") {
 			continue
 		}
@@ -90,24 +74,8 @@ func TestGuessesCiteRecordAndScenario(t *testing.T) {
 // 0003.D7.empty says "empty or only whitespace"). Each row anchors its
 // answer so: at least one quote or code span.
 func TestGuessesSayWhatTheirRecordsSay(t *testing.T) {
-	data, err := os.ReadFile("implementing.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(data)
-	i, j := strings.Index(s, "<!-- guesses:"), strings.Index(s, "<!-- end of guesses -->")
-	if i < 0 || j < i {
-		t.Fatal("docs/implementing.md has no guesses table between its markers")
-	}
-	set, err := decisions.Load(design.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines, set, all := guessesTable(t)
 	scenarioIDs, fields := map[string]bool{}, map[string]bool{}
-	all, err := scenarios.LoadAll(scenarios.Embedded())
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, sc := range all {
 		scenarioIDs[sc.ID] = true
 	}
@@ -122,7 +90,7 @@ func TestGuessesSayWhatTheirRecordsSay(t *testing.T) {
 	quote := regexp.MustCompile(`“([^”]+)”`)
 	code := regexp.MustCompile("`([^`]+)`")
 	rows := 0
-	for _, line := range strings.Split(s[i:j], "\n")[3:] {
+	for _, line := range lines {
 		if !strings.HasPrefix(line, "| ") {
 			continue
 		}
@@ -165,3 +133,28 @@ func TestGuessesSayWhatTheirRecordsSay(t *testing.T) {
 
 // squeeze folds every run of white space into one space.
 func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// guessesTable returns the lines of docs/implementing.md's table of the
+// points a port guesses (below its header), the decision records and the
+// scenarios its rows are held to.
+func guessesTable(t *testing.T) ([]string, *decisions.Set, []*scenarios.Scenario) {
+	t.Helper()
+	data, err := os.ReadFile("implementing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i, j := strings.Index(s, "<!-- guesses:"), strings.Index(s, "<!-- end of guesses -->")
+	if i < 0 || j < i {
+		t.Fatal("docs/implementing.md has no guesses table between its markers")
+	}
+	set, err := decisions.Load(design.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := scenarios.LoadAll(scenarios.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(s[i:j], "\n")[3:], set, all
+}
